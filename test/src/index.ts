@@ -1,0 +1,2 @@
+export { infraEnv } from './infra/env.ts';
+export type { InfraEnv } from './infra/env.ts';

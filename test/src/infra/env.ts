@@ -1,0 +1,34 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Where the local infrastructure listens. The defaults match deploy/local/lib.sh; the
+ * same environment variables override both, so tests and scripts always agree.
+ */
+export interface InfraEnv {
+  /** `redis://127.0.0.1:16379` */
+  readonly redisUrl: string;
+  /** `127.0.0.1:19092` */
+  readonly kafkaBrokers: readonly string[];
+  /** `http://127.0.0.1:18181` — Apache Iceberg's REST catalog server. */
+  readonly catalogUri: string;
+  /** The Python interpreter of the cached venv that has PySpark. */
+  readonly python: string;
+  /** Cache directory for downloads (outside the repo). */
+  readonly cacheDir: string;
+  /** State directory of the local stack: data, pids, logs. */
+  readonly runDir: string;
+}
+
+export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
+  const cacheDir = env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
+  const runDir = env.ICEPACK_RUN ?? join(homedir(), '.local', 'state', 'icepack');
+  return {
+    redisUrl: `redis://127.0.0.1:${env.ICEPACK_REDIS_PORT ?? '16379'}`,
+    kafkaBrokers: [`127.0.0.1:${env.ICEPACK_KAFKA_PORT ?? '19092'}`],
+    catalogUri: `http://127.0.0.1:${env.ICEPACK_CATALOG_PORT ?? '18181'}`,
+    python: join(cacheDir, 'venv', 'bin', 'python'),
+    cacheDir,
+    runDir,
+  };
+}
