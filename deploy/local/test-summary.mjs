@@ -1,0 +1,18 @@
+// Prints the closing line of a test run from Vitest's JSON report:
+// "N passed, N failed, N skipped". Exits non-zero when the report is missing, when a
+// test failed, or when no test ran at all (a run that tests nothing must not pass).
+import { readFileSync } from 'node:fs';
+
+const path = process.argv[2];
+let report;
+try {
+  report = JSON.parse(readFileSync(path, 'utf8'));
+} catch (error) {
+  console.error(`no test report at ${path}: ${error.message}`);
+  process.exit(1);
+}
+const passed = report.numPassedTests ?? 0;
+const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
+const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);
