@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared settings for the local-infrastructure scripts. Source it; do not run it.
 # Every value can be overridden from the environment.
 set -euo pipefail
@@ -39,3 +40,109 @@ wait_for() {
 
 # port_open PORT: something listens on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# --- Versions of what the scripts install (override to try a neighbouring release). ---
+ICEPACK_KAFKA_VERSION="${ICEPACK_KAFKA_VERSION:-4.4.0}"
+ICEPACK_ICEBERG_VERSION="${ICEPACK_ICEBERG_VERSION:-1.10.1}"
+# The Iceberg Spark runtime is built per Spark line and Scala version.
+ICEPACK_SPARK_LINE="${ICEPACK_SPARK_LINE:-4.0}"
+ICEPACK_PYSPARK_VERSION="${ICEPACK_PYSPARK_VERSION:-4.0.1}"
+# Upper bound for one download step (mvn, pip, apt), so a stuck mirror fails instead of hanging.
+ICEPACK_DOWNLOAD_TIMEOUT="${ICEPACK_DOWNLOAD_TIMEOUT:-1800}"
+# A private Maven repository inside the cache: a fresh cache really is fresh, and ~/.m2 stays untouched.
+ICEPACK_M2="${ICEPACK_M2:-$ICEPACK_CACHE/m2}"
+
+ICEPACK_LOCK_FDS=()
+
+# lock FILE: holds an exclusive lock on FILE until this (sub)shell exits, so two concurrent
+# callers (two test runs, infra.sh and a developer) never install or start the same thing twice.
+lock() {
+  local fd
+  exec {fd}>"$1"
+  flock "$fd"
+  ICEPACK_LOCK_FDS+=("$fd")
+}
+
+# close_locks: for a child that outlives this script (a daemon must not keep our locks).
+close_locks() {
+  local fd
+  for fd in "${ICEPACK_LOCK_FDS[@]}"; do exec {fd}>&-; done
+  ICEPACK_LOCK_FDS=()
+}
+
+# daemonize PIDFILE LOGFILE COMMAND...: runs COMMAND detached in its own session, output to
+# LOGFILE, and records its pid. Lock descriptors are closed so the daemon does not hold them.
+daemonize() {
+  local pidfile="$1" logfile="$2"; shift 2
+  (
+    close_locks
+    cd "$ICEPACK_RUN"
+    # Not a process-group leader here, so setsid execs in place and $! is the daemon's pid.
+    exec setsid "$@" >>"$logfile" 2>&1 </dev/null
+  ) &
+  echo "$!" >"$pidfile"
+}
+
+# stop_pidfile NAME PIDFILE [SECONDS]: SIGTERM, wait for a clean exit, SIGKILL as a last resort.
+stop_pidfile() {
+  local name="$1" pidfile="$2" secs="${3:-60}" pid i
+  if ! pid_alive "$pidfile"; then
+    rm -f "$pidfile"
+    log "$name: not running"
+    return 0
+  fi
+  pid="$(cat "$pidfile")"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < secs * 4; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$name: still running after ${secs}s, killing pid $pid"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+  log "$name: stopped"
+}
+
+# mvn_run ARGS...: Maven against the cache's repository, quiet, time-boxed. Serialized,
+# because concurrent Maven runs corrupt a shared local repository.
+mvn_run() (
+  command -v mvn >/dev/null || die "Maven (mvn) is required to download jars"
+  mkdir -p "$ICEPACK_M2"
+  lock "$ICEPACK_CACHE/.m2.lock"
+  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" mvn -B -q -Dmaven.repo.local="$ICEPACK_M2" "$@" \
+    || die "mvn $* failed (or timed out after ${ICEPACK_DOWNLOAD_TIMEOUT}s)"
+)
+
+# maven_jar GROUP:ARTIFACT:VERSION: downloads one jar (no dependencies) into the cache's
+# repository and prints its path.
+maven_jar() {
+  local coord="$1" group artifact version path
+  IFS=: read -r group artifact version <<<"$coord"
+  path="$ICEPACK_M2/${group//.//}/$artifact/$version/$artifact-$version.jar"
+  if [[ ! -s "$path" ]]; then
+    log "downloading $coord from Maven Central"
+    mvn_run dependency:get -Dartifact="$coord" -Dtransitive=false >&2
+  fi
+  [[ -s "$path" ]] || die "$coord did not resolve"
+  echo "$path"
+}
+
+# require_java: the JVM services need Java 17 or newer.
+require_java() {
+  command -v java >/dev/null || die "java (17+) is required"
+  local v
+  v="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')"
+  [[ "${v%%.*}" -ge 17 ]] || die "java 17+ is required, found $v"
+}
+
+# run_subcommand USAGE "$@": calls cmd_<subcommand> defined by the sourcing script.
+run_subcommand() {
+  local usage="$1"; shift
+  local sub="${1:-}"
+  [[ -n "$sub" ]] || die "usage: $usage"
+  shift
+  declare -F "cmd_$sub" >/dev/null || die "unknown subcommand '$sub'; usage: $usage"
+  "cmd_$sub" "$@"
+}
