@@ -1,0 +1,94 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ZodError } from 'zod';
+import { HttpError } from './http-errors.ts';
+
+/** One invalid field of a request body: `path` is dotted (`spark.executorCores`). */
+interface FieldProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Answers unknown routes with a JSON 404 rather than express's HTML page. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  res.status(404).json({ error: 'not_found', message: `no route for ${req.method} ${req.path}` });
+};
+
+/**
+ * Turns errors into JSON: 400 with the invalid fields for validation errors (ours or
+ * zod's), the status of an {@link HttpError}, 500 otherwise. Stack traces go to the log,
+ * never to the client.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const fields = validationFields(error);
+    if (fields !== undefined) {
+      res.status(400).json({ error: 'validation_failed', message: describe(fields), fields });
+      return;
+    }
+    if (error instanceof HttpError) {
+      res.status(error.status).json({ error: codeFor(error.status), message: error.message });
+      return;
+    }
+    if (isBodyParseError(error)) {
+      res.status(400).json({ error: 'invalid_json', message: 'request body is not valid JSON' });
+      return;
+    }
+    logger.error({ err: error, method: req.method, path: req.path }, 'request failed');
+    res.status(500).json({ error: 'internal', message: 'internal error' });
+  };
+}
+
+function validationFields(error: unknown): readonly FieldProblem[] | undefined {
+  // `ValidationError` of @icepack/types (matched by shape, so a second copy of the package
+  // in a bundle still maps to 400).
+  if (isValidationError(error)) {
+    return error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
+  }
+  if (error instanceof ZodError) {
+    return error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.'),
+      message: issue.message,
+    }));
+  }
+  return undefined;
+}
+
+function isValidationError(error: unknown): error is { issues: readonly FieldProblem[] } {
+  return (
+    error instanceof Error &&
+    error.name === 'ValidationError' &&
+    Array.isArray((error as { issues?: unknown }).issues)
+  );
+}
+
+function describe(fields: readonly FieldProblem[]): string {
+  return fields.map((field) => `${field.path || '(body)'}: ${field.message}`).join('; ');
+}
+
+function isBodyParseError(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { type?: unknown }).type === 'entity.parse.failed'
+  );
+}
+
+function codeFor(status: number): string {
+  switch (status) {
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 409:
+      return 'conflict';
+    default:
+      return status >= 500 ? 'internal' : 'bad_request';
+  }
+}

@@ -1,0 +1,28 @@
+// Config
+export { baseConfigSchema, LogLevel } from './config/base-config.ts';
+export type { BaseConfig } from './config/base-config.ts';
+export { ConfigError } from './config/config-error.ts';
+export { duration, DurationParseError, parseDuration } from './config/duration.ts';
+export { flag, hostPortList, port, url } from './config/fields.ts';
+export { loadConfig } from './config/load-config.ts';
+export { redactConfig } from './config/redact-config.ts';
+export { isSecret, secret } from './config/secret.ts';
+
+// Logging
+export { createLogger, REDACTED_PATHS, withContext } from './logger/create-logger.ts';
+export type { LogContext, Logger, LoggerOptions } from './logger/create-logger.ts';
+
+// HTTP
+export { requireBearerToken } from './http/bearer-token.ts';
+export { createHttpServer } from './http/create-http-server.ts';
+export type { HttpServer, HttpServerOptions, MetricsEndpoint } from './http/create-http-server.ts';
+export { errorHandler, notFoundHandler } from './http/error-handler.ts';
+export { HttpError } from './http/http-errors.ts';
+export { runReadinessChecks } from './http/readiness.ts';
+export type { CheckResult, ReadinessCheck, ReadinessReport } from './http/readiness.ts';
+
+// Lifecycle
+export { Lifecycle } from './lifecycle/lifecycle.ts';
+export type { LifecycleOptions, ShutdownOutcome } from './lifecycle/lifecycle.ts';
+export { runService } from './lifecycle/run-service.ts';
+export type { RunServiceOptions } from './lifecycle/run-service.ts';
