@@ -1,0 +1,55 @@
+/**
+ * JSON with exact 64-bit integers. Iceberg snapshot ids and sequence numbers are 63/64-bit
+ * integers; `JSON.parse` would round them to the nearest double. Node 24 passes the source
+ * text of every primitive to the reviver, which lets us keep such integers exact.
+ */
+
+/** The third argument Node 24 (V8, "JSON.parse source text access") passes to a reviver. */
+interface ReviverContext {
+  readonly source?: string;
+}
+
+type ExactReviver = (
+  this: unknown,
+  key: string,
+  value: unknown,
+  context?: ReviverContext,
+) => unknown;
+
+const INTEGER_LITERAL = /^-?(?:0|[1-9][0-9]*)$/;
+
+const keepUnsafeIntegers: ExactReviver = (_key, value, context) => {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+    const source = context?.source;
+    // Only integer literals: `1e20` or `1.5` are written as floats and stay numbers.
+    if (source !== undefined && INTEGER_LITERAL.test(source)) return source;
+  }
+  return value;
+};
+
+/**
+ * `JSON.parse`, except that an integer literal beyond `Number.MAX_SAFE_INTEGER` (either sign)
+ * is returned as its exact decimal string. Safe integers and floats stay numbers.
+ * Throws `SyntaxError` on malformed JSON, like `JSON.parse`.
+ */
+export function parseJsonExact(text: string): unknown {
+  return JSON.parse(text, keepUnsafeIntegers as Parameters<typeof JSON.parse>[1]) as unknown;
+}
+
+/** `JSON.rawJSON` (Node 21+) is not in the es2024 lib typings yet. */
+const rawJson = (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON;
+
+/**
+ * `JSON.stringify` that never loses an integer: a `bigint` is written as its exact digits
+ * (a JSON number), where `JSON.stringify` would throw. Strings, including the exact id
+ * strings `parseJsonExact` returns, are written as strings.
+ */
+export function stringifyJson(value: unknown, space?: number): string {
+  const text = JSON.stringify(
+    value,
+    (_key, v: unknown) => (typeof v === 'bigint' ? rawJson(v.toString()) : v),
+    space,
+  ) as string | undefined;
+  if (text === undefined) throw new TypeError(`value is not serialisable as JSON: ${typeof value}`);
+  return text;
+}

@@ -1,0 +1,109 @@
+import type { z } from 'zod';
+import {
+  envelopeBaseSchema,
+  wrapEnvelope,
+  type Envelope,
+  type EnvelopeOptions,
+} from './envelope.ts';
+import { parseJsonExact, stringifyJson } from './json-exact.ts';
+import { MessageTypes, type MessagePayload, type MessageType } from './message-types.ts';
+import { ValidationError, zodIssues } from './validation-error.ts';
+
+export type MessageEnvelope<T extends MessageType> = Envelope<T, MessagePayload<T>>;
+export type AnyMessageEnvelope = { [T in MessageType]: MessageEnvelope<T> }[MessageType];
+
+function isMessageType(type: string): type is MessageType {
+  return Object.hasOwn(MessageTypes, type);
+}
+
+/**
+ * Builds an envelope for `type` at its current version, validating the payload (so a bad
+ * message never leaves the producer). Throws `ValidationError` with `payload.…` paths.
+ */
+export function createEnvelope<T extends MessageType>(
+  type: T,
+  key: string,
+  payload: z.input<(typeof MessageTypes)[T]['payload']>,
+  options?: EnvelopeOptions,
+): MessageEnvelope<T> {
+  const spec = MessageTypes[type];
+  const result = (spec.payload as z.ZodType).safeParse(payload);
+  if (!result.success)
+    throw new ValidationError(`${type} payload`, zodIssues(result.error, ['payload']));
+  if (key === '')
+    throw new ValidationError(`${type} envelope`, [
+      { path: 'key', message: 'must not be empty', code: 'too_small' },
+    ]);
+  return wrapEnvelope(type, spec.version, key, result.data as MessagePayload<T>, options);
+}
+
+/**
+ * Validates a decoded envelope: a known type at an accepted version, and its payload.
+ * When `expected` is given, other types are rejected (a topic's consumer knows its types).
+ */
+export function parseEnvelope(
+  value: unknown,
+  expected?: readonly MessageType[],
+): AnyMessageEnvelope {
+  const base = envelopeBaseSchema.safeParse(value);
+  if (!base.success) throw new ValidationError('envelope', zodIssues(base.error));
+  const { type, version } = base.data;
+  if (!isMessageType(type) || (expected !== undefined && !expected.includes(type))) {
+    const known = expected ?? (Object.keys(MessageTypes) as MessageType[]);
+    throw new ValidationError('envelope', [
+      {
+        path: 'type',
+        message: `unknown message type ${JSON.stringify(type)}; expected one of ${known.join(', ')}`,
+        code: 'invalid_value',
+      },
+    ]);
+  }
+  const spec = MessageTypes[type];
+  if (!(spec.accepts as readonly number[]).includes(version)) {
+    throw new ValidationError('envelope', [
+      {
+        path: 'version',
+        message: `unsupported version ${version} of ${type}; this build accepts ${spec.accepts.join(', ')}`,
+        code: 'invalid_value',
+      },
+    ]);
+  }
+  const payload = (spec.payload as z.ZodType).safeParse(base.data.payload);
+  if (!payload.success)
+    throw new ValidationError(`${type} envelope`, zodIssues(payload.error, ['payload']));
+  return { ...base.data, type, payload: payload.data } as AnyMessageEnvelope;
+}
+
+/** Like `parseEnvelope`, for one expected type; the result is typed by it. */
+export function parseEnvelopeOf<T extends MessageType>(
+  type: T,
+  value: unknown,
+): MessageEnvelope<T> {
+  return parseEnvelope(value, [type]) as MessageEnvelope<T>;
+}
+
+/** Decodes a Kafka message value (UTF-8 JSON, exact 64-bit integers) and validates it. */
+export function parseMessage(
+  bytes: Uint8Array | string,
+  expected?: readonly MessageType[],
+): AnyMessageEnvelope {
+  const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
+  let value: unknown;
+  try {
+    value = parseJsonExact(text);
+  } catch (error) {
+    throw new ValidationError(
+      'envelope',
+      [{ path: '', message: `not JSON: ${(error as Error).message}`, code: 'invalid_json' }],
+      {
+        cause: error,
+      },
+    );
+  }
+  return parseEnvelope(value, expected);
+}
+
+/** The Kafka message value for an envelope. */
+export function serializeEnvelope(envelope: Envelope): string {
+  return stringifyJson(envelope);
+}
