@@ -14,6 +14,8 @@ export interface InfraEnv {
   readonly catalogUri: string;
   /** The Python interpreter of the cached venv that has PySpark. */
   readonly python: string;
+  /** Path of the Iceberg Spark runtime jar (`spark.jars`), as `deploy/local/spark.sh env` prints it. */
+  readonly sparkJars: string;
   /** Cache directory for downloads (outside the repo). */
   readonly cacheDir: string;
   /** State directory of the local stack: data, pids, logs. */
@@ -23,11 +25,16 @@ export interface InfraEnv {
 export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
   const cacheDir = env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
   const runDir = env.ICEPACK_RUN ?? join(homedir(), '.local', 'state', 'icepack');
+  const sparkLine = env.ICEPACK_SPARK_LINE ?? '4.0';
+  const icebergVersion = env.ICEPACK_ICEBERG_VERSION ?? '1.10.1';
   return {
     redisUrl: `redis://127.0.0.1:${env.ICEPACK_REDIS_PORT ?? '16379'}`,
     kafkaBrokers: [`127.0.0.1:${env.ICEPACK_KAFKA_PORT ?? '19092'}`],
     catalogUri: `http://127.0.0.1:${env.ICEPACK_CATALOG_PORT ?? '18181'}`,
     python: join(cacheDir, 'venv', 'bin', 'python'),
+    sparkJars:
+      env.ICEPACK_SPARK_JARS ??
+      join(cacheDir, 'jars', `iceberg-spark-runtime-${sparkLine}_2.13-${icebergVersion}.jar`),
     cacheDir,
     runDir,
   };

@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { infraEnv } from './env.ts';
+import type { InfraEnv } from './env.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where the local infrastructure listens, as the global setup started it. */
+    infra: InfraEnv;
+  }
+}
+
+/** The local infrastructure could not be installed or started; the message names the logs. */
+export class InfraStartError extends Error {
+  override name = 'InfraStartError';
+}
+
+const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
+
+interface ScriptResult {
+  readonly code: number | null;
+  readonly output: string;
+}
+
+function runScript(script: string, args: readonly string[]): Promise<ScriptResult> {
+  return new Promise((done, fail) => {
+    const child = spawn('bash', [resolve(repoRoot, 'deploy', 'local', script), ...args], {
+      cwd: repoRoot,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, output }));
+  });
+}
+
+/**
+ * Vitest global setup of the integration project: installs (first run only) and starts — or
+ * reuses — Redis, Kafka with the Icepack topics, the REST catalog and Spark, through the same
+ * scripts developers and CI use. Anything that cannot start fails the run with its log path;
+ * nothing is skipped. The services keep running afterwards, so the next run starts in seconds.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  const up = await runScript('infra.sh', ['up']);
+  if (up.code !== 0) {
+    throw new InfraStartError(
+      `deploy/local/infra.sh up failed (exit ${String(up.code)}):\n${up.output.trim()}`,
+    );
+  }
+  console.log(up.output.trim());
+  const env = infraEnv(process.env);
+  // Child processes the tests spawn (spark-submit, python fixtures) find the jar this way.
+  process.env.ICEPACK_SPARK_JARS = env.sparkJars;
+  project.provide('infra', env);
+}
