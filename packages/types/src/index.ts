@@ -40,6 +40,7 @@ export {
 export {
   MessageTypes,
   MessageType,
+  TaskEventTypes,
   type MessageTypeSpec,
   type MessagePayload,
 } from './message-types.ts';
@@ -66,3 +67,104 @@ export {
   type DlqRecord,
   type DlqSource,
 } from './dlq-record.ts';
+export {
+  tableStateSchema,
+  partitionSpecStateSchema,
+  sortOrderStateSchema,
+  fileFiguresSchema,
+  sizeBucketSchema,
+  snapshotFiguresSchema,
+  newDataSchema,
+  refStateSchema,
+  partitionStateSchema,
+  lastMaintenanceSchema,
+  MAX_TABLE_STATE_PARTITIONS,
+  TABLE_STATE_TOMBSTONE,
+  isTombstone,
+  SortDirection,
+  NullOrder,
+  RefType,
+  type TableState,
+  type TableStateTombstone,
+  type FileFigures,
+  type SizeBucket,
+  type PartitionState,
+  type RefState,
+} from './table-state.ts';
+export {
+  TaskType,
+  taskTypeSchema,
+  taskJobId,
+  taskSchema,
+  cleanupParametersSchema,
+  mergeParametersSchema,
+  sortParametersSchema,
+  sortColumnSchema,
+  partitionPredicateSchema,
+  scoreSchema,
+  scorePartSchema,
+  taskStateRefSchema,
+  SortStrategy,
+  MIN_PRIORITY,
+  MAX_PRIORITY,
+  type Task,
+  type TaskInput,
+  type TaskParameters,
+  type CleanupParameters,
+  type MergeParameters,
+  type SortParameters,
+  type TaskScore,
+} from './task.ts';
+export {
+  TaskStatus,
+  TaskTransitions,
+  INITIAL_TASK_STATUS,
+  assertTransition,
+  canTransition,
+  isTerminalStatus,
+  InvalidTaskTransitionError,
+} from './task-status.ts';
+export {
+  taskEventSchema,
+  taskEventWithStatus,
+  healthFiguresSchema,
+  taskErrorSchema,
+  type TaskEvent,
+  type HealthFigures,
+  type TaskError,
+} from './task-event.ts';
+export {
+  secretRefSchema,
+  looksLikeSecretKey,
+  rejectInlineSecrets,
+  type SecretRef,
+} from './secret-ref.ts';
+export {
+  catalogSchema,
+  catalogAuthSchema,
+  CatalogAuthType,
+  type Catalog,
+  type CatalogInput,
+  type CatalogAuth,
+} from './catalog.ts';
+export {
+  InvalidQuantityError,
+  isQuantity,
+  parseCpuMillicores,
+  parseMemoryBytes,
+  isSparkMemory,
+  parseSparkMemoryBytes,
+} from './quantity.ts';
+export {
+  resourceGroupSchema,
+  sparkSettingsSchema,
+  SPARK_DEFAULTS,
+  NAMESPACE_PREFIX,
+  MAX_GROUP_NAME_LENGTH,
+  namespaceForGroup,
+  type ResourceGroup,
+  type ResourceGroupInput,
+  type SparkSettings,
+} from './resource-group.ts';
+export { bindingSchema, BindingState, Runner, type Binding } from './binding.ts';
+export { sampleTableId, sampleTableState, sampleMergeTask, sampleBinding } from './samples.ts';

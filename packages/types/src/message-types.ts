@@ -1,7 +1,12 @@
 import type { z } from 'zod';
+import { bindingSchema } from './binding.ts';
+import { catalogSchema } from './catalog.ts';
 import { commitEventSchema } from './commit-event.ts';
 import { dlqRecordSchema } from './dlq-record.ts';
 import { scanRequestSchema } from './scan-request.ts';
+import { tableStateSchema } from './table-state.ts';
+import { taskEventWithStatus } from './task-event.ts';
+import { TaskStatus } from './task-status.ts';
 import { Topics, type Topic } from './topics.ts';
 
 export interface MessageTypeSpec {
@@ -34,6 +39,98 @@ export const MessageTypes = {
     kind: 'command',
     payload: scanRequestSchema,
   },
+  TableScanned: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.tableState,
+    kind: 'event',
+    payload: tableStateSchema,
+  },
+  TaskPlanned: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.planned),
+  },
+  TaskUpdated: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.updated),
+  },
+  TaskSuperseded: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.superseded),
+  },
+  TaskSkipped: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.skipped),
+  },
+  TaskQueued: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.queued),
+  },
+  TaskStarted: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.started),
+  },
+  TaskSucceeded: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.succeeded),
+  },
+  TaskFailed: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.failed),
+  },
+  TaskCancelled: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.cancelled),
+  },
+  TaskRetryScheduled: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: taskEventWithStatus(TaskStatus.retrying),
+  },
+  CatalogDefined: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.catalogs,
+    kind: 'event',
+    // Published, so unknown keys are ignored (not rejected as in the API body).
+    payload: catalogSchema.strip(),
+  },
+  BindingUpdated: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.bindings,
+    kind: 'event',
+    payload: bindingSchema,
+  },
   MessageDeadLettered: {
     version: 1,
     accepts: [1],
@@ -53,3 +150,17 @@ export const MessageType = Object.fromEntries(
 };
 
 export type MessagePayload<T extends MessageType> = z.output<(typeof MessageTypes)[T]['payload']>;
+
+/** The task-event message type for each status. */
+export const TaskEventTypes = {
+  planned: 'TaskPlanned',
+  updated: 'TaskUpdated',
+  superseded: 'TaskSuperseded',
+  skipped: 'TaskSkipped',
+  queued: 'TaskQueued',
+  started: 'TaskStarted',
+  succeeded: 'TaskSucceeded',
+  failed: 'TaskFailed',
+  cancelled: 'TaskCancelled',
+  retrying: 'TaskRetryScheduled',
+} as const satisfies { readonly [S in TaskStatus]: MessageType };

@@ -122,7 +122,7 @@ describe('MessageTypes', () => {
     for (const [name, spec] of Object.entries(MessageTypes)) {
       expect(topics.has(spec.topic)).toBe(true);
       expect(spec.accepts).toContain(spec.version);
-      if (spec.kind === 'event') expect(name).toMatch(/(ed|Observed|Scanned)$/);
+      if (spec.kind === 'event') expect(name).toMatch(/ed$/);
     }
   });
 });

@@ -52,11 +52,9 @@ export const isoDateTime = z.iso.datetime({ offset: true });
 export const epochMillis = z.int();
 
 /** W3C trace context `traceparent` header value. */
-export const traceparent = z
-  .string()
-  .regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, {
-    error: 'expected a W3C traceparent',
-  });
+export const traceparent = z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, {
+  error: 'expected a W3C traceparent',
+});
 
 /** string → string map (table properties, snapshot summaries, headers). */
 export const stringMap = z.record(z.string(), z.string());

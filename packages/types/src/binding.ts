@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { dnsLabel, isoDateTime } from './primitives.ts';
+import { sparkSettingsSchema } from './resource-group.ts';
+
+export const BindingState = {
+  /** Dispatchers run this catalog's tasks. */
+  ready: 'ready',
+  /** Finish running tasks, start no new ones (group being removed or resized). */
+  draining: 'draining',
+} as const;
+export type BindingState = (typeof BindingState)[keyof typeof BindingState];
+
+export const Runner = {
+  local: 'local',
+  sparkOperator: 'spark-operator',
+} as const;
+export type Runner = (typeof Runner)[keyof typeof Runner];
+
+/**
+ * A catalog bound to its resource group, as the dispatcher needs it. Published by the
+ * provisioner on `icepack.bindings`, keyed by catalog; a tombstone unbinds.
+ */
+export const bindingSchema = z.object({
+  catalog: dnsLabel(63),
+  group: dnsLabel(63),
+  /** Kubernetes namespace the jobs run in (`icepack-<group>`). */
+  namespace: dnsLabel(63),
+  slots: z.int().min(1),
+  cpu: z.string().min(1),
+  memory: z.string().min(1),
+  /** Resolved: defaults applied. */
+  spark: sparkSettingsSchema,
+  state: z.enum(BindingState),
+  runner: z.enum(Runner),
+  updatedAt: isoDateTime,
+});
+export type Binding = z.output<typeof bindingSchema>;

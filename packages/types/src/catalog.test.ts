@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { catalogSchema } from './catalog.ts';
+import { looksLikeSecretKey } from './secret-ref.ts';
+import { formatPath } from './validation-error.ts';
+
+function issue(value: unknown): { path: string; message: string } | undefined {
+  const result = catalogSchema.safeParse(value);
+  if (result.success) return undefined;
+  const first = result.error.issues[0];
+  return { path: formatPath(first?.path ?? []), message: first?.message ?? '' };
+}
+
+const base = { name: 'prod', type: 'rest', uri: 'https://catalog.example.com/api/catalog' };
+
+describe('catalogSchema', () => {
+  it('applies defaults', () => {
+    expect(catalogSchema.parse(base)).toEqual({ ...base, auth: { type: 'none' }, properties: {} });
+  });
+
+  it.each([
+    [{ type: 'bearer', token: { env: 'PROD_CATALOG_TOKEN' } }],
+    [{ type: 'bearer', token: { file: '/var/run/secrets/icepack/token' } }],
+    [{ type: 'bearer', token: { secret: { name: 'prod-catalog', key: 'token' } } }],
+    [
+      {
+        type: 'oauth2',
+        serverUri: 'https://idp.example.com/oauth/token',
+        clientId: 'icepack',
+        clientSecret: { env: 'PROD_CLIENT_SECRET' },
+        scope: 'PRINCIPAL_ROLE:ALL',
+      },
+    ],
+  ])('accepts auth %j', (auth) => {
+    expect(
+      catalogSchema.parse({ ...base, warehouse: 'wh', auth, properties: { 'io-impl': 'x' } }).auth,
+    ).toEqual(auth);
+  });
+
+  it.each([
+    [
+      { ...base, auth: { type: 'bearer', token: 'abc' } },
+      'auth.token',
+      /inline secret value rejected.*"env"/,
+    ],
+    [
+      { ...base, auth: { type: 'oauth2', clientSecret: 's3cr3t' } },
+      'auth.clientSecret',
+      /inline secret/,
+    ],
+    [
+      { ...base, auth: { type: 'bearer', token: { env: 'X', file: '/y' } } },
+      'auth.token',
+      /secret reference/,
+    ],
+    [
+      { ...base, auth: { type: 'bearer', token: { env: 'not a name' } } },
+      'auth.token.env',
+      /environment variable/,
+    ],
+    [
+      { ...base, auth: { type: 'bearer', token: { file: 'relative' } } },
+      'auth.token.file',
+      /absolute/,
+    ],
+    [{ ...base, auth: { type: 'basic' } }, 'auth.type', /.+/],
+    [
+      { ...base, properties: { credential: 'id:secret' } },
+      'properties.credential',
+      /looks like a secret/,
+    ],
+    [
+      { ...base, properties: { 's3.secret-access-key': 'x' } },
+      'properties["s3.secret-access-key"]',
+      /looks like a secret/,
+    ],
+    [{ ...base, token: 'abc' }, '', /token/],
+    [{ ...base, name: 'Prod_1' }, 'name', /DNS-1123/],
+    [{ ...base, name: 'x'.repeat(64) }, 'name', /63/],
+    [{ ...base, type: 'hive' }, 'type', /.+/],
+    [{ ...base, uri: 'ftp://catalog' }, 'uri', /http/],
+    [{ ...base, uri: 'not a url' }, 'uri', /http/],
+  ])('rejects %j at %s', (value, path, message) => {
+    const found = issue(value);
+    expect(found?.path).toBe(path);
+    expect(found?.message).toMatch(message);
+  });
+});
+
+describe('looksLikeSecretKey', () => {
+  it.each([
+    ['credential', true],
+    ['token', true],
+    ['s3.session-token', true],
+    ['adls.sas-token.account', true],
+    ['gcs.oauth2.token', true],
+    ['password', true],
+    ['client-secret', true],
+    ['token-refresh-enabled', false],
+    ['s3.access-key-id', false],
+    ['oauth2-server-uri', false],
+    ['io-impl', false],
+  ])('%s → %s', (key, secret) => {
+    expect(looksLikeSecretKey(key)).toBe(secret);
+  });
+});

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { dnsLabel, stringMap } from './primitives.ts';
+import { rejectInlineSecrets, secretRefSchema } from './secret-ref.ts';
+
+export const CatalogAuthType = { none: 'none', bearer: 'bearer', oauth2: 'oauth2' } as const;
+export type CatalogAuthType = (typeof CatalogAuthType)[keyof typeof CatalogAuthType];
+
+export const catalogAuthSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal(CatalogAuthType.none) }),
+  z.strictObject({ type: z.literal(CatalogAuthType.bearer), token: secretRefSchema }),
+  z.strictObject({
+    type: z.literal(CatalogAuthType.oauth2),
+    /** Token endpoint (`oauth2-server-uri`); default: the catalog's own. */
+    serverUri: z.url({ protocol: /^https?$/ }).optional(),
+    clientId: z.string().min(1).optional(),
+    clientSecret: secretRefSchema,
+    /** Default `catalog`. */
+    scope: z.string().min(1).optional(),
+  }),
+]);
+
+/**
+ * An Iceberg REST catalog Icepack maintains. Holds secret references only, so it may be
+ * published on `icepack.catalogs` and logged. Unknown keys are rejected (API body).
+ */
+export const catalogSchema = z.strictObject({
+  /** Used in queue names, namespaces and keys. */
+  name: dnsLabel(63),
+  type: z.literal('rest'),
+  uri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+  warehouse: z.string().min(1).optional(),
+  auth: catalogAuthSchema.default({ type: 'none' }),
+  /** Extra catalog client properties; secrets are not allowed here. */
+  properties: stringMap.superRefine(rejectInlineSecrets).default({}),
+});
+export type Catalog = z.output<typeof catalogSchema>;
+export type CatalogInput = z.input<typeof catalogSchema>;
+export type CatalogAuth = z.output<typeof catalogAuthSchema>;

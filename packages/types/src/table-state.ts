@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import { count, int64String, isoDateTime, stringMap } from './primitives.ts';
+import { tableIdSchema } from './table-id.ts';
+
+const share = z.number().min(0).max(1);
+
+export const partitionFieldStateSchema = z.object({
+  sourceId: z.int().min(0),
+  fieldId: z.int().min(0),
+  name: z.string().min(1),
+  /** Iceberg transform text: `identity`, `day`, `bucket[16]`, `truncate[4]`, `void` … */
+  transform: z.string().min(1),
+});
+
+export const partitionSpecStateSchema = z.object({
+  specId: z.int().min(0),
+  fields: z.array(partitionFieldStateSchema),
+});
+
+export const SortDirection = { asc: 'asc', desc: 'desc' } as const;
+export type SortDirection = (typeof SortDirection)[keyof typeof SortDirection];
+export const NullOrder = { nullsFirst: 'nulls-first', nullsLast: 'nulls-last' } as const;
+export type NullOrder = (typeof NullOrder)[keyof typeof NullOrder];
+
+export const sortFieldStateSchema = z.object({
+  sourceId: z.int().min(0),
+  /** The source column's name in the current schema, when it still exists. */
+  column: z.string().min(1).optional(),
+  transform: z.string().min(1),
+  direction: z.enum(SortDirection),
+  nullOrder: z.enum(NullOrder),
+});
+
+/** `orderId` 0 with no fields means "unsorted". */
+export const sortOrderStateSchema = z.object({
+  orderId: z.int().min(0),
+  fields: z.array(sortFieldStateSchema),
+});
+
+/** Live files of the current snapshot. "Small" means below `smallFileThresholdBytes`. */
+export const fileFiguresSchema = z.object({
+  dataFiles: count,
+  dataBytes: count,
+  records: count,
+  smallFiles: count,
+  smallFileBytes: count,
+  /** The min file size the scanner applied (the policy's, else 75 % of the target size). */
+  smallFileThresholdBytes: count,
+  positionDeleteFiles: count,
+  equalityDeleteFiles: count,
+  /** Deletion vectors (v3, puffin blobs), each counted. */
+  deletionVectors: count,
+  deleteFileBytes: count,
+  positionDeleteRecords: count,
+  equalityDeleteRecords: count,
+});
+
+/** Data files by size; buckets ascend, the last has `upperBoundBytes: null` (no bound). */
+export const sizeBucketSchema = z.object({
+  upperBoundBytes: count.nullable(),
+  files: count,
+  bytes: count,
+});
+
+export const snapshotFiguresSchema = z.object({
+  total: count,
+  /** Snapshots committed since the last snapshot expiry; absent when none is known. */
+  sinceLastExpire: count.optional(),
+  /** Snapshots committed since the last `replace` snapshot (or since the first). */
+  sinceLastRewrite: count,
+  oldestAt: isoDateTime.optional(),
+  newestAt: isoDateTime.optional(),
+});
+
+/** Data added since the last rewrite: the new-data factor. */
+export const newDataSchema = z.object({
+  /** The last `replace` snapshot; null when the table was never rewritten. */
+  sinceSnapshotId: int64String.nullable(),
+  files: count,
+  records: count,
+  bytes: count,
+  /** `bytes` / the table's data bytes, 0..1. */
+  share,
+});
+
+export const RefType = { branch: 'branch', tag: 'tag' } as const;
+export type RefType = (typeof RefType)[keyof typeof RefType];
+
+export const refStateSchema = z.object({
+  name: z.string().min(1),
+  type: z.enum(RefType),
+  snapshotId: int64String,
+  maxRefAgeMs: count.optional(),
+  maxSnapshotAgeMs: count.optional(),
+  minSnapshotsToKeep: count.optional(),
+});
+
+export const partitionStateSchema = z.object({
+  specId: z.int().min(0),
+  /** Partition field name → value rendered as text (null for a null value). */
+  partition: z.record(z.string(), z.string().nullable()),
+  dataFiles: count,
+  smallFiles: count,
+  deleteFiles: count,
+  bytes: count,
+});
+
+export const lastMaintenanceSchema = z.object({
+  cleanup: isoDateTime.optional(),
+  merge: isoDateTime.optional(),
+  sort: isoDateTime.optional(),
+});
+
+/** The most partitions a TableState lists (worst first); keeps messages small. */
+export const MAX_TABLE_STATE_PARTITIONS = 100;
+
+/**
+ * What the scanner measured about one table at one metadata version: the planner's only
+ * input. Published on `icepack.table-state` (compacted, keyed by table) as `TableScanned`.
+ */
+export const tableStateSchema = z.object({
+  table: tableIdSchema,
+  scannedAt: isoDateTime,
+  metadataLocation: z.string().min(1),
+  formatVersion: z.union([z.literal(1), z.literal(2), z.literal(3)]),
+  tableUuid: z.string().min(1),
+  currentSnapshotId: int64String.nullable(),
+  lastSequenceNumber: int64String,
+  properties: stringMap,
+  partitionSpec: partitionSpecStateSchema,
+  sortOrder: sortOrderStateSchema,
+  files: fileFiguresSchema,
+  sizeHistogram: z.array(sizeBucketSchema),
+  snapshots: snapshotFiguresSchema,
+  newData: newDataSchema,
+  refs: z.array(refStateSchema),
+  /** Worst partitions first, at most `MAX_TABLE_STATE_PARTITIONS`. */
+  partitions: z.array(partitionStateSchema).max(MAX_TABLE_STATE_PARTITIONS),
+  lastMaintenance: lastMaintenanceSchema.optional(),
+});
+export type TableState = z.output<typeof tableStateSchema>;
+export type FileFigures = z.output<typeof fileFiguresSchema>;
+export type SizeBucket = z.output<typeof sizeBucketSchema>;
+export type PartitionState = z.output<typeof partitionStateSchema>;
+export type RefState = z.output<typeof refStateSchema>;
+
+/**
+ * The value on `icepack.table-state` for a dropped table: a Kafka tombstone (null value),
+ * so compaction eventually removes the key.
+ */
+export const TABLE_STATE_TOMBSTONE = null;
+export type TableStateTombstone = typeof TABLE_STATE_TOMBSTONE;
+
+/** True for a tombstone value (null or empty bytes) read from `icepack.table-state`. */
+export function isTombstone(value: Uint8Array | string | null | undefined): boolean {
+  return value === null || value === undefined || value.length === 0;
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { MessageType, TaskEventTypes } from './message-types.ts';
+import { createEnvelope, parseMessage, serializeEnvelope } from './messages.ts';
+import { sampleTableId } from './samples.ts';
+import { taskEventSchema } from './task-event.ts';
+import { TaskStatus } from './task-status.ts';
+import { ValidationError } from './validation-error.ts';
+
+const event = {
+  taskId: 'merge/prod/sales/orders',
+  table: sampleTableId(),
+  taskType: 'merge',
+  status: 'succeeded',
+  at: '2026-01-01T12:10:00.000Z',
+  before: { dataFiles: 120, smallFiles: 80, deleteFiles: 12, snapshots: 60, bytes: 4_000 },
+  after: { dataFiles: 41, smallFiles: 1, deleteFiles: 0, snapshots: 61, bytes: 3_990 },
+  attempt: 1,
+} as const;
+
+describe('taskEventSchema', () => {
+  it('accepts an event with figures', () => {
+    expect(taskEventSchema.parse(event)).toEqual(event);
+  });
+
+  it.each([
+    [{ status: 'done' }, 'status'],
+    [{ taskType: 'vacuum' }, 'taskType'],
+    [{ attempt: 0 }, 'attempt'],
+    [{ after: { ...event.after, smallFiles: -1 } }, 'after.smallFiles'],
+    [{ error: { kind: 'io', message: 'x' } }, 'error.retryable'],
+    [{ factors: [{ factor: 'small-files', value: '80', points: 1 }] }, 'factors.0.value'],
+  ])('rejects %j at %s', (patch, path) => {
+    const result = taskEventSchema.safeParse({ ...event, ...patch });
+    expect(result.error?.issues[0]?.path.join('.')).toBe(path);
+  });
+});
+
+describe('task event message types', () => {
+  it('has one message type per status, and the type must match the status', () => {
+    expect(Object.keys(TaskEventTypes).sort()).toEqual(Object.values(TaskStatus).sort());
+    const envelope = createEnvelope(TaskEventTypes.succeeded, 'prod/sales/orders', event);
+    expect(parseMessage(serializeEnvelope(envelope)).type).toBe(MessageType.TaskSucceeded);
+    expect(() =>
+      createEnvelope(MessageType.TaskFailed, 'prod/sales/orders', event as never),
+    ).toThrow(ValidationError);
+  });
+});

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { count, isoDateTime } from './primitives.ts';
+import { TaskStatus } from './task-status.ts';
+import { scorePartSchema, taskTypeSchema } from './task.ts';
+import { tableIdSchema } from './table-id.ts';
+
+/** Table health before/after a task: the proof of benefit. */
+export const healthFiguresSchema = z.object({
+  dataFiles: count,
+  smallFiles: count,
+  /** Position-delete files + equality-delete files + deletion vectors. */
+  deleteFiles: count,
+  snapshots: count,
+  bytes: count,
+});
+export type HealthFigures = z.output<typeof healthFiguresSchema>;
+
+export const taskErrorSchema = z.object({
+  /** A short classification, e.g. `commit-conflict`, `io`, `oom`, `timeout`, `invalid-table`. */
+  kind: z.string().min(1),
+  message: z.string(),
+  retryable: z.boolean(),
+});
+export type TaskError = z.output<typeof taskErrorSchema>;
+
+/** One step of a task's life on `icepack.task-events`. */
+export const taskEventSchema = z.object({
+  taskId: z.string().min(1),
+  table: tableIdSchema,
+  taskType: taskTypeSchema,
+  status: z.enum(TaskStatus),
+  at: isoDateTime,
+  /** Why (free text for people): "12 small files > 10", "superseded by sort/…". */
+  reason: z.string().optional(),
+  /** The factors that fired and their thresholds (the planner's explanation). */
+  factors: z.array(scorePartSchema).optional(),
+  before: healthFiguresSchema.optional(),
+  after: healthFiguresSchema.optional(),
+  error: taskErrorSchema.optional(),
+  /** 1 for the first run. */
+  attempt: z.int().min(1).optional(),
+});
+export type TaskEvent = z.output<typeof taskEventSchema>;
+
+/** A task event schema that only accepts one status (one message type per status). */
+export function taskEventWithStatus<S extends TaskStatus>(status: S) {
+  return taskEventSchema.extend({ status: z.literal(status) });
+}

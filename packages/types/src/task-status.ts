@@ -1,0 +1,68 @@
+/** Where a task is in its life. */
+export const TaskStatus = {
+  /** The planner decided the work is needed. */
+  planned: 'planned',
+  /** The planner changed a pending task (priority aged, parameters re-planned). */
+  updated: 'updated',
+  /** Replaced by another task (a sort replaces a pending merge). */
+  superseded: 'superseded',
+  /** Dropped before running: no longer needed (table healthy, dropped, paused). */
+  skipped: 'skipped',
+  /** In the catalog's queue, waiting for a slot or for quota. */
+  queued: 'queued',
+  /** A Spark job is running it. */
+  started: 'started',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  /** A retryable failure; it will run again after a backoff. */
+  retrying: 'retrying',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+/** A task's first event is always `planned`. */
+export const INITIAL_TASK_STATUS: TaskStatus = TaskStatus.planned;
+
+/** The lifecycle as data: status → statuses it may move to. Terminal statuses map to []. */
+export const TaskTransitions: { readonly [S in TaskStatus]: readonly TaskStatus[] } = {
+  planned: ['updated', 'queued', 'superseded', 'skipped', 'cancelled'],
+  updated: ['updated', 'queued', 'superseded', 'skipped', 'cancelled'],
+  // Queued tasks are re-prioritised (aging) or put back to wait for quota: `updated`.
+  queued: ['updated', 'started', 'superseded', 'skipped', 'cancelled'],
+  started: ['succeeded', 'failed', 'retrying', 'cancelled'],
+  retrying: ['queued', 'started', 'failed', 'cancelled'],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+  superseded: [],
+  skipped: [],
+};
+
+export function isTerminalStatus(status: TaskStatus): boolean {
+  return TaskTransitions[status].length === 0;
+}
+
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TaskTransitions[from].includes(to);
+}
+
+/** A status change the lifecycle does not allow: a bug or an out-of-order event. */
+export class InvalidTaskTransitionError extends Error {
+  override readonly name = 'InvalidTaskTransitionError';
+  readonly from: TaskStatus | null;
+  readonly to: TaskStatus;
+  constructor(from: TaskStatus | null, to: TaskStatus) {
+    const allowed = from === null ? [INITIAL_TASK_STATUS] : TaskTransitions[from];
+    super(
+      `task cannot move from ${from ?? '(new)'} to ${to}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none (terminal)'}`,
+    );
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** Throws `InvalidTaskTransitionError` unless `from → to` is allowed; `from` null = new task. */
+export function assertTransition(from: TaskStatus | null, to: TaskStatus): void {
+  const ok = from === null ? to === INITIAL_TASK_STATUS : canTransition(from, to);
+  if (!ok) throw new InvalidTaskTransitionError(from, to);
+}

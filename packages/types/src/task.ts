@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { count, int64String, isoDateTime, traceparent } from './primitives.ts';
+import { NullOrder, SortDirection } from './table-state.ts';
+import { tableIdSchema, tableKey, type TableId } from './table-id.ts';
+
+/** The maintenance a task performs. */
+export const TaskType = {
+  /** Expire snapshots. */
+  cleanup: 'cleanup',
+  /** Bin-pack small files and rewrite delete files. */
+  merge: 'merge',
+  /** Sort or z-order rewrite (also compacts, so it supersedes a pending merge). */
+  sort: 'sort',
+} as const;
+export type TaskType = (typeof TaskType)[keyof typeof TaskType];
+export const taskTypeSchema = z.enum(TaskType);
+
+/**
+ * The BullMQ job id of the one pending task per (table, type): `merge/prod/sales/orders`.
+ * Deterministic, so enqueuing twice is a no-op; never contains `:` and is never all digits.
+ */
+export function taskJobId(table: TableId, type: TaskType): string {
+  return `${type}/${tableKey(table)}`;
+}
+
+export const cleanupParametersSchema = z.object({
+  /** Expire snapshots older than this instant (Spark's `older_than`). */
+  olderThan: isoDateTime,
+  /** Keep at least this many snapshots (`retain_last`). */
+  retainLast: z.int().min(1),
+  /** The retention the cutoff came from, so a late runner may recompute `olderThan`. */
+  retentionMs: count.optional(),
+});
+
+/** One equality predicate on a source column; a filter is their conjunction. */
+export const partitionPredicateSchema = z.object({
+  column: z.string().min(1),
+  value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+});
+
+const mergeShape = {
+  targetFileSizeBytes: z.int().min(1),
+  /** Files below this are rewritten. */
+  minFileSizeBytes: count,
+  /** Files above this are split. */
+  maxFileSizeBytes: z.int().min(1),
+  /** Rewrite a file group only when it has at least this many files. */
+  minInputFiles: z.int().min(1),
+  /** Rewrite data files that have at least this many delete files. */
+  deleteFileThreshold: z.int().min(1),
+  /** Also run `rewrite_position_delete_files`. */
+  rewritePositionDeletes: z.boolean(),
+  partialProgress: z
+    .object({ enabled: z.boolean(), maxCommits: z.int().min(1).optional() })
+    .optional(),
+  /** Rewrite only matching partitions (AND of equalities). Data, never SQL text. */
+  partitionFilter: z.array(partitionPredicateSchema).min(1).optional(),
+};
+
+function checkSizes(
+  p: { minFileSizeBytes: number; targetFileSizeBytes: number; maxFileSizeBytes: number },
+  ctx: z.RefinementCtx,
+): void {
+  if (p.minFileSizeBytes > p.targetFileSizeBytes) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['minFileSizeBytes'],
+      message: 'must not exceed targetFileSizeBytes',
+    });
+  }
+  if (p.maxFileSizeBytes < p.targetFileSizeBytes) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['maxFileSizeBytes'],
+      message: 'must not be below targetFileSizeBytes',
+    });
+  }
+}
+
+export const mergeParametersSchema = z.object(mergeShape).superRefine(checkSizes);
+
+export const SortStrategy = { sort: 'sort', zorder: 'zorder' } as const;
+export type SortStrategy = (typeof SortStrategy)[keyof typeof SortStrategy];
+
+export const sortColumnSchema = z.object({
+  name: z.string().min(1),
+  direction: z.enum(SortDirection).default('asc'),
+  nullOrder: z.enum(NullOrder).default('nulls-first'),
+});
+
+export const sortParametersSchema = z
+  .object({
+    ...mergeShape,
+    strategy: z.enum(SortStrategy),
+    columns: z.array(sortColumnSchema).min(1),
+  })
+  .superRefine(checkSizes);
+
+/** Lower number runs first: BullMQ's range. */
+export const MIN_PRIORITY = 1;
+export const MAX_PRIORITY = 2_097_151;
+
+export const scorePartSchema = z.object({
+  /** e.g. `small-files`, `delete-files`, `snapshots`, `new-data-share`, `waiting`. */
+  factor: z.string().min(1),
+  value: z.number(),
+  threshold: z.number().optional(),
+  points: z.number(),
+});
+
+export const scoreSchema = z.object({
+  /** BullMQ priority derived from `total`: 1 runs first. */
+  priority: z.int().min(MIN_PRIORITY).max(MAX_PRIORITY),
+  total: z.number(),
+  parts: z.array(scorePartSchema),
+});
+
+/** The TableState the task came from, by reference, plus what the dispatcher sizes by. */
+export const taskStateRefSchema = z.object({
+  metadataLocation: z.string().min(1),
+  snapshotId: int64String.nullable(),
+  bytesToRewrite: count,
+  filesToRewrite: count,
+});
+
+const taskBase = {
+  id: z.string().min(1),
+  table: tableIdSchema,
+  score: scoreSchema,
+  createdAt: isoDateTime,
+  state: taskStateRefSchema,
+  traceparent: traceparent.optional(),
+};
+
+/** The BullMQ job data: one maintenance task on one table. */
+export const taskSchema = z
+  .discriminatedUnion('type', [
+    z.object({
+      ...taskBase,
+      type: z.literal(TaskType.cleanup),
+      parameters: cleanupParametersSchema,
+    }),
+    z.object({ ...taskBase, type: z.literal(TaskType.merge), parameters: mergeParametersSchema }),
+    z.object({ ...taskBase, type: z.literal(TaskType.sort), parameters: sortParametersSchema }),
+  ])
+  .superRefine((task, ctx) => {
+    const expected = taskJobId(task.table, task.type);
+    if (task.id !== expected) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['id'],
+        message: `must be ${JSON.stringify(expected)} (taskJobId)`,
+      });
+    }
+  });
+
+export type Task = z.output<typeof taskSchema>;
+export type TaskInput = z.input<typeof taskSchema>;
+export type CleanupParameters = z.output<typeof cleanupParametersSchema>;
+export type MergeParameters = z.output<typeof mergeParametersSchema>;
+export type SortParameters = z.output<typeof sortParametersSchema>;
+export type TaskScore = z.output<typeof scoreSchema>;
+export type TaskParameters = Task['parameters'];
