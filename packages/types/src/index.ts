@@ -168,3 +168,66 @@ export {
 } from './resource-group.ts';
 export { bindingSchema, BindingState, Runner, type Binding } from './binding.ts';
 export { sampleTableId, sampleTableState, sampleMergeTask, sampleBinding } from './samples.ts';
+export {
+  icebergTypeSchema,
+  icebergSchemaSchema,
+  nestedFieldSchema,
+  structTypeSchema,
+  listTypeSchema,
+  mapTypeSchema,
+  type IcebergType,
+  type IcebergNestedField,
+  type IcebergStructType,
+  type IcebergListType,
+  type IcebergMapType,
+  type IcebergSchema,
+} from './iceberg/types.ts';
+export {
+  partitionFieldSchema,
+  partitionSpecSchema,
+  sortFieldSchema,
+  sortOrderSchema,
+  type IcebergPartitionField,
+  type IcebergPartitionSpec,
+  type IcebergSortField,
+  type IcebergSortOrder,
+} from './iceberg/partitioning.ts';
+export {
+  snapshotSchema,
+  snapshotV2Schema,
+  snapshotSummarySchema,
+  snapshotLogEntrySchema,
+  metadataLogEntrySchema,
+  snapshotRefSchema,
+  type IcebergSnapshot,
+  type IcebergSnapshotSummary,
+  type IcebergSnapshotRef,
+} from './iceberg/snapshots.ts';
+export {
+  statisticsFileSchema,
+  partitionStatisticsFileSchema,
+  blobMetadataSchema,
+  encryptedKeySchema,
+  type IcebergStatisticsFile,
+  type IcebergPartitionStatisticsFile,
+  type IcebergEncryptedKey,
+} from './iceberg/statistics.ts';
+export {
+  tableMetadataSchema,
+  tableMetadataV1Schema,
+  tableMetadataV2Schema,
+  tableMetadataV3Schema,
+  parseTableMetadata,
+  validateTableMetadata,
+  type TableMetadata,
+  type TableMetadataV1,
+  type TableMetadataV2,
+  type TableMetadataV3,
+} from './iceberg/table-metadata.ts';
+export {
+  loadTableResultSchema,
+  storageCredentialSchema,
+  parseLoadTableResult,
+  type LoadTableResult,
+  type IcebergStorageCredential,
+} from './iceberg/load-table-result.ts';

@@ -30,7 +30,7 @@ export const int64 = z
       if (Number.isSafeInteger(value)) return String(value);
       ctx.addIssue({
         code: 'custom',
-        message: `expected a 64-bit integer, got the inexact number ${value}`,
+        message: `expected a 64-bit integer, got the number ${value}, which is not a safe integer`,
       });
       return z.NEVER;
     }
