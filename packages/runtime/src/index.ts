@@ -26,3 +26,28 @@ export { Lifecycle } from './lifecycle/lifecycle.ts';
 export type { LifecycleOptions, ShutdownOutcome } from './lifecycle/lifecycle.ts';
 export { runService } from './lifecycle/run-service.ts';
 export type { RunServiceOptions } from './lifecycle/run-service.ts';
+
+// Retry
+export { backoffDelay, sleep } from './retry/backoff.ts';
+export type { BackoffOptions } from './retry/backoff.ts';
+
+// Kafka
+export { KafkaClient } from './kafka/kafka-client.ts';
+export type { KafkaClientOptions } from './kafka/kafka-client.ts';
+export { EnvelopeProducer } from './kafka/envelope-producer.ts';
+export type { EnvelopeProducerOptions } from './kafka/envelope-producer.ts';
+export { EnvelopeConsumer } from './kafka/envelope-consumer.ts';
+export type {
+  EnvelopeConsumerOptions,
+  MessageContext,
+  MessageHandler,
+  MessageHandlers,
+} from './kafka/envelope-consumer.ts';
+export { isUnrecoverable, UnrecoverableMessageError } from './kafka/handler-errors.ts';
+export { deleteTopics, ensureTopics } from './kafka/ensure-topics.ts';
+export type { TopicDefinition } from './kafka/ensure-topics.ts';
+
+// Telemetry
+export { Attr } from './telemetry/attributes.ts';
+export { activeTraceId, extractContext, injectTraceparent } from './telemetry/trace-context.ts';
+export type { TraceCarrier } from './telemetry/trace-context.ts';

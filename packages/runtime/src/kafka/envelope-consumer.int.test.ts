@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { parseMessage } from '@icepack/types';
+import type { DlqRecord, MessageEnvelope } from '@icepack/types';
+import {
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../logger/create-logger.ts';
+import { EnvelopeConsumer } from './envelope-consumer.ts';
+import type { EnvelopeConsumerOptions, MessageContext } from './envelope-consumer.ts';
+import { EnvelopeProducer } from './envelope-producer.ts';
+import { deleteTopics, ensureTopics } from './ensure-topics.ts';
+import { UnrecoverableMessageError } from './handler-errors.ts';
+import { KafkaClient } from './kafka-client.ts';
+
+const infra = inject('infra');
+const logger = createLogger({
+  service: 'kafka-int-test',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+
+const scan = (table: string) => ({
+  table: { catalog: 'cat', namespace: ['db'], name: table },
+  reason: 'manual' as const,
+  requestedAt: new Date().toISOString(),
+});
+
+/** Everything a test created, removed afterwards so tests never see each other's data. */
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  cleanup.length = 0;
+});
+
+async function setup(suffix = randomUUID().slice(0, 8)) {
+  const client = new KafkaClient({
+    brokers: infra.kafkaBrokers,
+    clientId: `rt-test-${suffix}`,
+    logger,
+  });
+  const topic = `test.rt.${suffix}`;
+  const dlqTopic = `test.rt.${suffix}.dlq`;
+  const groupId = `test-rt-${suffix}`;
+  await ensureTopics(client, [
+    { name: topic, cleanupPolicy: 'delete', partitions: 1 },
+    { name: dlqTopic, cleanupPolicy: 'delete', partitions: 1 },
+  ]);
+  const producer = new EnvelopeProducer(client);
+  await producer.connect();
+  cleanup.push(async () => {
+    await producer.disconnect();
+    await deleteTopics(client, [topic, dlqTopic]);
+    const admin = client.kafka.admin();
+    await admin.connect();
+    await admin.deleteGroups([groupId, `${groupId}-dlq-reader`]).catch(() => undefined);
+    await admin.disconnect();
+    await client.close();
+  });
+  const consumer = (
+    options: Partial<EnvelopeConsumerOptions> & Pick<EnvelopeConsumerOptions, 'handlers'>,
+  ) => {
+    const c = new EnvelopeConsumer(client, {
+      groupId,
+      topics: [topic],
+      producer,
+      dlqTopic,
+      ...options,
+    });
+    cleanup.push(() => c.stop());
+    return c;
+  };
+  return { client, topic, dlqTopic, groupId, producer, consumer };
+}
+
+async function waitFor(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Reads the DLQ topic from the beginning with a plain kafkajs consumer. */
+async function readDlq(client: KafkaClient, dlqTopic: string, groupId: string, count: number) {
+  const records: DlqRecord[] = [];
+  const reader = client.kafka.consumer({ groupId: `${groupId}-dlq-reader` });
+  await reader.connect();
+  await reader.subscribe({ topic: dlqTopic, fromBeginning: true });
+  await reader.run({
+    eachMessage: ({ message }) => {
+      const envelope = parseMessage(message.value ?? '', ['MessageDeadLettered']);
+      records.push(envelope.payload as DlqRecord);
+      return Promise.resolve();
+    },
+  });
+  await waitFor(`${count} DLQ records`, () => records.length >= count);
+  await reader.disconnect();
+  return records;
+}
+
+async function committedOffset(client: KafkaClient, groupId: string, topic: string) {
+  const admin = client.kafka.admin();
+  await admin.connect();
+  try {
+    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return entry?.partitions[0]?.offset;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
+  it('delivers a published message with its trace context (same trace id)', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    });
+    const tracer = provider.getTracer('test');
+    const { client, topic, producer: plain, consumer } = await setup();
+    const producer = new EnvelopeProducer(client, { tracer });
+    await producer.connect();
+    cleanup.push(() => producer.disconnect());
+
+    const seen: { envelope: MessageEnvelope<'ScanTable'>; ctx: MessageContext }[] = [];
+    await consumer({
+      tracer,
+      handlers: { ScanTable: (envelope, ctx) => void seen.push({ envelope, ctx }) },
+    }).start();
+    void plain;
+
+    const sent = await producer.publish(topic, 'ScanTable', 'cat/db/orders', scan('orders'));
+    await waitFor('the message', () => seen.length === 1);
+
+    expect(seen[0]?.envelope).toEqual(sent);
+    expect(seen[0]?.ctx.key).toBe('cat/db/orders');
+    const spans = exporter.getFinishedSpans();
+    const send = spans.find((span) => span.name === `send ${topic}`);
+    await waitFor('the consumer span', () =>
+      exporter.getFinishedSpans().some((s) => s.name === `process ${topic}`),
+    );
+    const process = exporter.getFinishedSpans().find((span) => span.name === `process ${topic}`);
+    expect(send).toBeDefined();
+    expect(process?.spanContext().traceId).toBe(send?.spanContext().traceId);
+    expect(process?.parentSpanContext?.spanId).toBe(send?.spanContext().spanId);
+    expect(String(seen[0]?.ctx.headers.traceparent)).toContain(send?.spanContext().traceId);
+  });
+
+  it('sends malformed messages to the DLQ naming the field, and goes on with the next', async () => {
+    const { client, topic, dlqTopic, groupId, producer, consumer } = await setup();
+    const handled: string[] = [];
+    await consumer({
+      handlers: { ScanTable: (envelope) => void handled.push(envelope.payload.table.name) },
+    }).start();
+
+    await producer.sendRaw(topic, 'k-bad-json', '{"type": "ScanTable", oops');
+    const bad = {
+      type: 'ScanTable',
+      version: 1,
+      id: randomUUID(),
+      occurredAt: new Date().toISOString(),
+      key: 'k',
+      payload: { ...scan('x'), reason: 'because' },
+    };
+    await producer.sendRaw(topic, 'k-bad-schema', JSON.stringify(bad));
+    await producer.publish(topic, 'CommitObserved', 'k-no-handler', { table: scan('y').table });
+    await producer.publish(topic, 'ScanTable', 'cat/db/good', scan('good'));
+
+    await waitFor('the good message', () => handled.includes('good'));
+    expect(handled).toEqual(['good']);
+
+    const records = await readDlq(client, dlqTopic, groupId, 3);
+    const byKey: Record<string, DlqRecord> = {};
+    for (const record of records) byKey[record.key ?? ''] = record;
+    expect(byKey['k-bad-json']?.reason).toMatch(/not JSON/);
+    expect(Buffer.from(byKey['k-bad-json']?.value ?? '', 'base64').toString()).toBe(
+      '{"type": "ScanTable", oops',
+    );
+    expect(byKey['k-bad-schema']?.reason).toMatch(/payload\.reason/);
+    expect(byKey['k-no-handler']?.reason).toMatch(/type: unknown message type "CommitObserved"/);
+    expect(byKey['k-bad-schema']).toMatchObject({
+      sourceTopic: topic,
+      partition: 0,
+      offset: '1',
+      consumerGroup: groupId,
+    });
+    // Everything up to and past the good message is committed: nothing is re-read.
+    await waitFor(
+      'the commit',
+      async () => (await committedOffset(client, groupId, topic)) === '4',
+    );
+  });
+
+  it('redelivers a message whose handler threw, and never commits past it', async () => {
+    const { client, topic, groupId, producer, consumer } = await setup();
+    const attempts: number[] = [];
+    await consumer({
+      retry: { initialMs: 50, maxMs: 200 },
+      handlers: {
+        ScanTable: (_envelope, ctx) => {
+          attempts.push(ctx.attempt);
+          if (ctx.attempt < 3) throw new Error('redis unavailable');
+        },
+      },
+    }).start();
+    await producer.publish(topic, 'ScanTable', 'cat/db/t', scan('t'));
+    await waitFor('three attempts', () => attempts.length === 3);
+    expect(attempts).toEqual([1, 2, 3]);
+    await waitFor(
+      'the commit',
+      async () => (await committedOffset(client, groupId, topic)) === '1',
+    );
+  });
+
+  it('hands an uncommitted message to the next consumer of the group after a restart', async () => {
+    const { client, topic, groupId, producer, consumer } = await setup();
+    const first: string[] = [];
+    const a = consumer({
+      retry: { initialMs: 600_000 },
+      handlers: {
+        ScanTable: (envelope) => {
+          first.push(envelope.payload.table.name);
+          if (envelope.payload.table.name === 'poison') throw new Error('always fails here');
+        },
+      },
+    });
+    await a.start();
+    await producer.publish(topic, 'ScanTable', 'cat/db/ok', scan('ok'));
+    await producer.publish(topic, 'ScanTable', 'cat/db/poison', scan('poison'));
+    await producer.publish(topic, 'ScanTable', 'cat/db/after', scan('after'));
+    await waitFor('the failing message', () => first.includes('poison'));
+    await a.stop();
+    expect(first).toEqual(['ok', 'poison']);
+    expect(await committedOffset(client, groupId, topic)).toBe('1');
+
+    const second: string[] = [];
+    await consumer({
+      handlers: { ScanTable: (envelope) => void second.push(envelope.payload.table.name) },
+    }).start();
+    await waitFor('the redelivery', () => second.length === 2);
+    expect(second).toEqual(['poison', 'after']);
+  });
+
+  it('dead-letters an unrecoverable handler failure and after maxAttempts', async () => {
+    const { client, topic, dlqTopic, groupId, producer, consumer } = await setup();
+    const handled: string[] = [];
+    await consumer({
+      maxAttempts: 2,
+      retry: { initialMs: 20, maxMs: 50 },
+      handlers: {
+        ScanTable: (envelope) => {
+          const name = envelope.payload.table.name;
+          if (name === 'gone')
+            throw new UnrecoverableMessageError('table cat.db.gone does not exist');
+          if (name === 'flaky') throw new Error('keeps timing out');
+          handled.push(name);
+        },
+      },
+    }).start();
+    await producer.publish(topic, 'ScanTable', 'cat/db/gone', scan('gone'));
+    await producer.publish(topic, 'ScanTable', 'cat/db/flaky', scan('flaky'));
+    await producer.publish(topic, 'ScanTable', 'cat/db/fine', scan('fine'));
+    await waitFor('the last message', () => handled.includes('fine'));
+    const records = await readDlq(client, dlqTopic, groupId, 2);
+    expect(records.map((r) => [r.key, r.reason])).toEqual([
+      ['cat/db/gone', 'handler failed: table cat.db.gone does not exist'],
+      ['cat/db/flaky', 'handler failed after 2 attempts: keeps timing out'],
+    ]);
+  });
+
+  it('lets the handler in flight finish and commits it on stop()', async () => {
+    const { client, topic, groupId, producer, consumer } = await setup();
+    let entered = false;
+    let finished = false;
+    const c = consumer({
+      handlers: {
+        ScanTable: async () => {
+          entered = true;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          finished = true;
+        },
+      },
+    });
+    await c.start();
+    await producer.publish(topic, 'ScanTable', 'cat/db/slow', scan('slow'));
+    await waitFor('the handler to start', () => entered);
+    await c.stop();
+    expect(finished).toBe(true);
+    expect(await committedOffset(client, groupId, topic)).toBe('1');
+  });
+
+  it('passes tombstones to onTombstone and creates compacted topics', async () => {
+    const { client, topic, producer, consumer } = await setup();
+    const compacted = `${topic}.state`;
+    await ensureTopics(client, [{ name: compacted, cleanupPolicy: 'compact', partitions: 1 }]);
+    cleanup.push(() => deleteTopics(client, [compacted]));
+    const admin = client.kafka.admin();
+    await admin.connect();
+    const described = await admin.describeConfigs({
+      resources: [{ type: 2, name: compacted, configNames: ['cleanup.policy'] }],
+      includeSynonyms: false,
+    });
+    await admin.disconnect();
+    expect(described.resources[0]?.configEntries[0]?.configValue).toBe('compact');
+
+    const tombstones: (string | null)[] = [];
+    await consumer({
+      handlers: { ScanTable: () => {} },
+      onTombstone: (key) => void tombstones.push(key),
+    }).start();
+    await producer.tombstone(topic, 'cat/db/dropped');
+    await waitFor('the tombstone', () => tombstones.length === 1);
+    expect(tombstones).toEqual(['cat/db/dropped']);
+  });
+
+  it('reports health: ready with a broker, not ready without one', async () => {
+    const { client } = await setup();
+    expect((await client.health()).ok).toBe(true);
+    const down = new KafkaClient({
+      brokers: ['127.0.0.1:1'],
+      clientId: 'down',
+      logger,
+      connectionTimeoutMs: 200,
+    });
+    const health = await down.health();
+    expect(health.ok).toBe(false);
+    expect(health.detail).toMatch(/brokers unreachable/);
+    await down.close();
+  });
+});

@@ -1,0 +1,388 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
+import { dlqKey, dlqRecordFrom, parseMessage, Topics } from '@icepack/types';
+import type { MessageEnvelope, MessageType } from '@icepack/types';
+import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
+import type { Logger } from 'pino';
+import { backoffDelay, sleep } from '../retry/backoff.ts';
+import type { BackoffOptions } from '../retry/backoff.ts';
+import { Attr } from '../telemetry/attributes.ts';
+import { extractContext } from '../telemetry/trace-context.ts';
+import type { EnvelopeProducer } from './envelope-producer.ts';
+import { isUnrecoverable } from './handler-errors.ts';
+import type { KafkaClient } from './kafka-client.ts';
+
+/** Where a message came from and how often it was tried; passed to every handler. */
+export interface MessageContext {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly headers: IHeaders;
+  /** 1 on first delivery to this process, 2 after one failure, … */
+  readonly attempt: number;
+  /** The consumer's logger with topic, partition, offset and message id bound. */
+  readonly logger: Logger;
+}
+
+export type MessageHandler<T extends MessageType> = (
+  message: MessageEnvelope<T>,
+  context: MessageContext,
+) => Promise<void> | void;
+
+/** One handler per message type the consumer accepts; other types go to the DLQ. */
+export type MessageHandlers = { readonly [T in MessageType]?: MessageHandler<T> };
+
+export interface EnvelopeConsumerOptions {
+  /** Consumer group. Required. */
+  readonly groupId: string;
+  /** Topics to read. Required. */
+  readonly topics: readonly string[];
+  /** Handlers by message type. Required, at least one. */
+  readonly handlers: MessageHandlers;
+  /** Called for a null value (compacted-topic delete). Default: tombstones are skipped. */
+  readonly onTombstone?: (key: string | null, context: MessageContext) => Promise<void> | void;
+  /** Sends DLQ records. Required. */
+  readonly producer: EnvelopeProducer;
+  /** Where undeliverable messages go. Default `icepack.dlq`. */
+  readonly dlqTopic?: string;
+  /** A new group starts at the earliest offset (true) or only sees new messages. Default true. */
+  readonly fromBeginning?: boolean;
+  /** Redelivery delay after a handler failure. Default 500 ms doubling to 60 s, jittered. */
+  readonly retry?: BackoffOptions;
+  /**
+   * Failures of one message (in this process) after which it goes to the DLQ with
+   * `handler failed after N attempts: …`. Default Infinity: a failing message blocks its
+   * partition (other partitions go on) and is retried until it succeeds, so an outage of
+   * a dependency never dead-letters valid work.
+   */
+  readonly maxAttempts?: number;
+  /** Partitions handled at the same time (order is kept within each). Default 1. */
+  readonly partitionsConsumedConcurrently?: number;
+  /** Group session timeout. Default 30 000 ms. */
+  readonly sessionTimeoutMs?: number;
+  /** Default the global tracer `@icepack/runtime`. */
+  readonly tracer?: Tracer;
+}
+
+type Outcome = { readonly kind: 'done' } | { readonly kind: 'retry'; readonly delayMs: number };
+const DONE: Outcome = { kind: 'done' };
+
+/**
+ * Reads Icepack envelopes with at-least-once delivery:
+ *
+ * - An offset is committed only after its message's handler resolved (or the message was
+ *   written to the DLQ), one partition in order.
+ * - A message that is not JSON, not a valid envelope, of a type without a handler, or with
+ *   an invalid payload goes to the DLQ with the reason naming the field; the consumer goes on.
+ * - A handler that throws: its partition pauses, and after a backoff the same message is
+ *   fetched again (nothing after it is committed). `UnrecoverableMessageError`,
+ *   `ValidationError` or `maxAttempts` failures send it to the DLQ instead.
+ * - Each message is handled in a span continuing the producer's trace from its headers.
+ * - A crashed kafkajs consumer is restarted with backoff; `stop()` lets the handler in
+ *   flight finish and commit before leaving the group.
+ */
+export class EnvelopeConsumer {
+  readonly #client: KafkaClient;
+  readonly #options: EnvelopeConsumerOptions;
+  readonly #logger: Logger;
+  readonly #tracer: Tracer;
+  readonly #dlqTopic: string;
+  readonly #expected: MessageType[];
+  readonly #attempts = new Map<string, number>();
+  readonly #resumeTimers = new Set<NodeJS.Timeout>();
+  readonly #stopping = new AbortController();
+  #consumer: Consumer | undefined;
+  #running = false;
+  #starts = 0;
+
+  constructor(client: KafkaClient, options: EnvelopeConsumerOptions) {
+    this.#client = client;
+    this.#options = options;
+    this.#logger = client.logger.child({ groupId: options.groupId });
+    this.#tracer = options.tracer ?? trace.getTracer('@icepack/runtime');
+    this.#dlqTopic = options.dlqTopic ?? Topics.dlq;
+    this.#expected = Object.keys(options.handlers) as MessageType[];
+    if (this.#expected.length === 0 && options.onTombstone === undefined) {
+      throw new Error('EnvelopeConsumer: give at least one handler');
+    }
+  }
+
+  /** True while a kafkajs consumer is running in the group. */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /**
+   * Joins the group and starts consuming. Retries with backoff until it succeeds or
+   * {@link stop} is called; resolves then. Never rejects on a broker outage.
+   */
+  async start(): Promise<void> {
+    const component = `consumer ${this.#options.groupId}`;
+    for (let attempt = 1; !this.#stopping.signal.aborted; attempt++) {
+      try {
+        await this.#startOnce();
+        this.#client.setUnhealthy(component, null);
+        return;
+      } catch (error) {
+        this.#client.recordError(component, error);
+        this.#client.setUnhealthy(component, `not started: ${(error as Error).message}`);
+        const delay = backoffDelay(attempt, { initialMs: 1_000, maxMs: 30_000 });
+        this.#logger.warn(
+          { err: error, attempt, delayMs: delay },
+          'consumer failed to start; retrying',
+        );
+        await this.#discard();
+        await sleep(delay, this.#stopping.signal);
+      }
+    }
+  }
+
+  /** Waits for the handler in flight, commits its offset, leaves the group. */
+  async stop(): Promise<void> {
+    this.#stopping.abort();
+    for (const timer of this.#resumeTimers) clearTimeout(timer);
+    this.#resumeTimers.clear();
+    const consumer = this.#consumer;
+    this.#consumer = undefined;
+    this.#running = false;
+    if (consumer !== undefined) {
+      await consumer.stop();
+      await consumer.disconnect();
+    }
+    this.#client.setUnhealthy(`consumer ${this.#options.groupId}`, null);
+  }
+
+  async #startOnce(): Promise<void> {
+    const { groupId } = this.#options;
+    const component = `consumer ${groupId}`;
+    const consumer = this.#client.kafka.consumer({
+      groupId,
+      sessionTimeout: this.#options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: 3_000,
+      // How long an idle fetch waits for data; also bounds how late a resumed partition
+      // (after a handler failure) is fetched again. Default 5 s in kafkajs.
+      maxWaitTimeInMs: 1_000,
+      // kafkajs restarts after retriable crashes; the CRASH listener handles the rest.
+      retry: { restartOnFailure: () => Promise.resolve(true) },
+    });
+    this.#consumer = consumer;
+    this.#starts++;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.#attempts.clear();
+      this.#client.setUnhealthy(component, null);
+      this.#logger.info({ assignment: event.payload.memberAssignment }, 'joined consumer group');
+    });
+    consumer.on(consumer.events.CRASH, (event) => {
+      const { error, restart } = event.payload;
+      this.#client.recordError(component, error);
+      this.#client.setUnhealthy(component, `crashed: ${error.message}`);
+      this.#logger.error({ err: error, restart }, 'consumer crashed');
+      // kafkajs gives up on errors it deems fatal; a service must not, so start a new one.
+      if (!restart && !this.#stopping.signal.aborted && this.#consumer === consumer) {
+        this.#consumer = undefined;
+        this.#running = false;
+        void this.start();
+      }
+    });
+    await consumer.connect();
+    await consumer.subscribe({
+      topics: [...this.#options.topics],
+      fromBeginning: this.#options.fromBeginning ?? true,
+    });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 1,
+      eachBatch: (payload) => this.#eachBatch(payload),
+    });
+    this.#running = true;
+    this.#logger.info({ topics: this.#options.topics, starts: this.#starts }, 'consumer running');
+  }
+
+  async #discard(): Promise<void> {
+    const consumer = this.#consumer;
+    this.#consumer = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+  }
+
+  async #eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { topic, partition } = payload.batch;
+    for (const message of payload.batch.messages) {
+      if (!payload.isRunning() || payload.isStale()) return;
+      const outcome = await this.#handle(topic, partition, message);
+      if (outcome.kind === 'retry') {
+        // Not resolved: when the partition resumes, the fetch starts at this message again.
+        const resume = payload.pause();
+        const timer = setTimeout(() => {
+          this.#resumeTimers.delete(timer);
+          resume();
+        }, outcome.delayMs);
+        this.#resumeTimers.add(timer);
+        return;
+      }
+      payload.resolveOffset(message.offset);
+      await payload.commitOffsetsIfNecessary({
+        topics: [{ topic, partitions: [{ partition, offset: next(message.offset) }] }],
+      });
+      await payload.heartbeat();
+    }
+  }
+
+  async #handle(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
+    const key = message.key === null ? null : message.key.toString('utf8');
+    const headers = message.headers ?? {};
+    const attemptKey = `${topic}/${partition}/${message.offset}`;
+    const attempt = (this.#attempts.get(attemptKey) ?? 0) + 1;
+    const parent = extractContext(headers);
+    const span = this.#tracer.startSpan(
+      `process ${topic}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [Attr.messagingSystem]: 'kafka',
+          [Attr.messagingOperation]: 'process',
+          [Attr.messagingDestination]: topic,
+          [Attr.messagingConsumerGroup]: this.#options.groupId,
+          [Attr.kafkaPartition]: String(partition),
+          [Attr.kafkaOffset]: message.offset,
+          [Attr.icepackAttempt]: attempt,
+          ...(key === null ? {} : { [Attr.kafkaMessageKey]: key }),
+        },
+      },
+      parent,
+    );
+    const logger = this.#logger.child({ topic, partition, offset: message.offset, key });
+    const ctx: MessageContext = {
+      topic,
+      partition,
+      offset: message.offset,
+      key,
+      headers,
+      attempt,
+      logger,
+    };
+    try {
+      return await context.with(trace.setSpan(parent, span), () =>
+        this.#dispatch(message, ctx, span, attemptKey),
+      );
+    } finally {
+      span.end();
+    }
+  }
+
+  async #dispatch(
+    message: KafkaMessage,
+    ctx: MessageContext,
+    span: Span,
+    attemptKey: string,
+  ): Promise<Outcome> {
+    let run: () => Promise<void> | void;
+    if (message.value === null) {
+      const onTombstone = this.#options.onTombstone;
+      if (onTombstone === undefined) {
+        span.setAttribute(Attr.icepackOutcome, 'tombstone-skipped');
+        return DONE;
+      }
+      span.setAttribute(Attr.icepackMessageType, 'tombstone');
+      run = () => onTombstone(ctx.key, ctx);
+    } else {
+      let envelope: MessageEnvelope<MessageType>;
+      try {
+        envelope = parseMessage(message.value, this.#expected);
+      } catch (error) {
+        return this.#deadLetter(message, ctx, span, (error as Error).message, attemptKey);
+      }
+      span.setAttribute(Attr.icepackMessageType, envelope.type);
+      span.setAttribute(Attr.messagingMessageId, envelope.id);
+      const handler = this.#options.handlers[envelope.type] as MessageHandler<MessageType>;
+      const handlerCtx = {
+        ...ctx,
+        logger: ctx.logger.child({ messageId: envelope.id, type: envelope.type }),
+      };
+      run = () => handler(envelope, handlerCtx);
+    }
+
+    try {
+      await run();
+      this.#attempts.delete(attemptKey);
+      span.setAttribute(Attr.icepackOutcome, 'handled');
+      return DONE;
+    } catch (error) {
+      span.recordException(error as Error);
+      const maxAttempts = this.#options.maxAttempts ?? Infinity;
+      if (isUnrecoverable(error)) {
+        return this.#deadLetter(
+          message,
+          ctx,
+          span,
+          `handler failed: ${(error as Error).message}`,
+          attemptKey,
+        );
+      }
+      if (ctx.attempt >= maxAttempts) {
+        const reason = `handler failed after ${ctx.attempt} attempts: ${(error as Error).message}`;
+        return this.#deadLetter(message, ctx, span, reason, attemptKey);
+      }
+      this.#attempts.set(attemptKey, ctx.attempt);
+      const delayMs = backoffDelay(
+        ctx.attempt,
+        this.#options.retry ?? { initialMs: 500, maxMs: 60_000 },
+      );
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      span.setAttribute(Attr.icepackOutcome, 'retry');
+      ctx.logger.warn(
+        { err: error, attempt: ctx.attempt, delayMs },
+        'handler failed; will redeliver',
+      );
+      return { kind: 'retry', delayMs };
+    }
+  }
+
+  async #deadLetter(
+    message: KafkaMessage,
+    ctx: MessageContext,
+    span: Span,
+    reason: string,
+    attemptKey: string,
+  ): Promise<Outcome> {
+    const record = dlqRecordFrom(
+      {
+        topic: ctx.topic,
+        partition: ctx.partition,
+        offset: ctx.offset,
+        key: message.key,
+        value: message.value,
+        headers: message.headers,
+      },
+      reason,
+      this.#options.groupId,
+    );
+    span.setStatus({ code: SpanStatusCode.ERROR, message: reason });
+    try {
+      await this.#options.producer.publish(
+        this.#dlqTopic,
+        'MessageDeadLettered',
+        dlqKey(record),
+        record,
+      );
+    } catch (error) {
+      // The message is neither handled nor parked: keep it uncommitted and try again.
+      this.#attempts.set(attemptKey, ctx.attempt);
+      const delayMs = backoffDelay(ctx.attempt, { initialMs: 1_000, maxMs: 30_000 });
+      ctx.logger.error(
+        { err: error, reason, delayMs },
+        'could not write to the DLQ; will redeliver',
+      );
+      return { kind: 'retry', delayMs };
+    }
+    this.#attempts.delete(attemptKey);
+    span.setAttribute(Attr.icepackOutcome, 'dead-lettered');
+    ctx.logger.warn({ reason, dlqTopic: this.#dlqTopic }, 'message sent to the DLQ');
+    return DONE;
+  }
+}
+
+function next(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
+}
