@@ -103,8 +103,8 @@ export function sampleMergeTask(overrides: Partial<Extract<Task, { type: 'merge'
       rewritePositionDeletes: true,
     },
     score: {
-      priority: 1000,
-      total: 2_096_151,
+      priority: 2_097_011,
+      total: 140,
       parts: [
         { factor: 'base', value: 1, points: 100 },
         { factor: 'small-files', value: 80, threshold: 20, points: 40 },
