@@ -36,7 +36,7 @@ export { KafkaClient } from './kafka/kafka-client.ts';
 export type { KafkaClientOptions } from './kafka/kafka-client.ts';
 export { EnvelopeProducer } from './kafka/envelope-producer.ts';
 export type { EnvelopeProducerOptions } from './kafka/envelope-producer.ts';
-export { EnvelopeConsumer } from './kafka/envelope-consumer.ts';
+export { EnvelopeConsumer, MessageOutcome } from './kafka/envelope-consumer.ts';
 export type {
   EnvelopeConsumerOptions,
   MessageContext,
@@ -51,3 +51,9 @@ export type { TopicDefinition } from './kafka/ensure-topics.ts';
 export { Attr } from './telemetry/attributes.ts';
 export { activeTraceId, extractContext, injectTraceparent } from './telemetry/trace-context.ts';
 export type { TraceCarrier } from './telemetry/trace-context.ts';
+export { startTelemetry } from './telemetry/start-telemetry.ts';
+export type {
+  PrometheusOptions,
+  Telemetry,
+  TelemetryOptions,
+} from './telemetry/start-telemetry.ts';

@@ -1,5 +1,5 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Span, Tracer } from '@opentelemetry/api';
+import { context, metrics, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Counter, Span, Tracer } from '@opentelemetry/api';
 import { dlqKey, dlqRecordFrom, parseMessage, Topics } from '@icepack/types';
 import type { MessageEnvelope, MessageType } from '@icepack/types';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
@@ -65,6 +65,15 @@ export interface EnvelopeConsumerOptions {
   readonly tracer?: Tracer;
 }
 
+/** What became of one delivery; the `outcome` label of `icepack.kafka.messages`. */
+export const MessageOutcome = {
+  handled: 'handled',
+  retry: 'retry',
+  deadLettered: 'dead-lettered',
+  tombstoneSkipped: 'tombstone-skipped',
+} as const;
+export type MessageOutcome = (typeof MessageOutcome)[keyof typeof MessageOutcome];
+
 type Outcome = { readonly kind: 'done' } | { readonly kind: 'retry'; readonly delayMs: number };
 const DONE: Outcome = { kind: 'done' };
 
@@ -87,6 +96,7 @@ export class EnvelopeConsumer {
   readonly #options: EnvelopeConsumerOptions;
   readonly #logger: Logger;
   readonly #tracer: Tracer;
+  readonly #messages: Counter;
   readonly #dlqTopic: string;
   readonly #expected: MessageType[];
   readonly #attempts = new Map<string, number>();
@@ -101,6 +111,9 @@ export class EnvelopeConsumer {
     this.#options = options;
     this.#logger = client.logger.child({ groupId: options.groupId });
     this.#tracer = options.tracer ?? trace.getTracer('@icepack/runtime');
+    this.#messages = metrics
+      .getMeter('@icepack/runtime')
+      .createCounter('icepack.kafka.messages', { description: 'Kafka messages by outcome' });
     this.#dlqTopic = options.dlqTopic ?? Topics.dlq;
     this.#expected = Object.keys(options.handlers) as MessageType[];
     if (this.#expected.length === 0 && options.onTombstone === undefined) {
@@ -271,6 +284,11 @@ export class EnvelopeConsumer {
     }
   }
 
+  #outcome(span: Span, topic: string, outcome: MessageOutcome): void {
+    span.setAttribute(Attr.icepackOutcome, outcome);
+    this.#messages.add(1, { [Attr.messagingDestination]: topic, [Attr.icepackOutcome]: outcome });
+  }
+
   async #dispatch(
     message: KafkaMessage,
     ctx: MessageContext,
@@ -281,7 +299,7 @@ export class EnvelopeConsumer {
     if (message.value === null) {
       const onTombstone = this.#options.onTombstone;
       if (onTombstone === undefined) {
-        span.setAttribute(Attr.icepackOutcome, 'tombstone-skipped');
+        this.#outcome(span, ctx.topic, MessageOutcome.tombstoneSkipped);
         return DONE;
       }
       span.setAttribute(Attr.icepackMessageType, 'tombstone');
@@ -306,7 +324,7 @@ export class EnvelopeConsumer {
     try {
       await run();
       this.#attempts.delete(attemptKey);
-      span.setAttribute(Attr.icepackOutcome, 'handled');
+      this.#outcome(span, ctx.topic, MessageOutcome.handled);
       return DONE;
     } catch (error) {
       span.recordException(error as Error);
@@ -330,7 +348,7 @@ export class EnvelopeConsumer {
         this.#options.retry ?? { initialMs: 500, maxMs: 60_000 },
       );
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      span.setAttribute(Attr.icepackOutcome, 'retry');
+      this.#outcome(span, ctx.topic, MessageOutcome.retry);
       ctx.logger.warn(
         { err: error, attempt: ctx.attempt, delayMs },
         'handler failed; will redeliver',
@@ -377,7 +395,7 @@ export class EnvelopeConsumer {
       return { kind: 'retry', delayMs };
     }
     this.#attempts.delete(attemptKey);
-    span.setAttribute(Attr.icepackOutcome, 'dead-lettered');
+    this.#outcome(span, ctx.topic, MessageOutcome.deadLettered);
     ctx.logger.warn({ reason, dlqTopic: this.#dlqTopic }, 'message sent to the DLQ');
     return DONE;
   }
