@@ -35,7 +35,7 @@ cmd_start() {
   command -v curl >/dev/null || die "curl is required"
   cmd_install
   lock "$ICEPACK_RUN/.catalog.lock"
-  if pid_alive "$pidfile"; then
+  if instance_running catalog "$pidfile" "$ICEPACK_CATALOG_PORT"; then
     log "catalog: already running (pid $(cat "$pidfile")) on $uri"
     return 0
   fi
@@ -46,6 +46,7 @@ cmd_start() {
     return 0
   fi
   mkdir -p "$catalog_dir" "$warehouse_dir"
+  record_port "$pidfile" "$ICEPACK_CATALOG_PORT"
   log "catalog: starting Iceberg $ICEPACK_ICEBERG_VERSION REST catalog on $uri (log: $logfile)"
   # Every CATALOG_* variable becomes a catalog property (CATALOG_JDBC_USER → jdbc.user).
   # The SQLite file keeps namespaces and tables across restarts; SQLite ignores the credentials.

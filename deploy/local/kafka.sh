@@ -148,7 +148,7 @@ metadata_ok() {
 cmd_start() {
   cmd_install
   lock "$ICEPACK_RUN/.kafka.lock"
-  if pid_alive "$pidfile"; then
+  if instance_running kafka "$pidfile" "$ICEPACK_KAFKA_PORT"; then
     log "kafka: already running (pid $(cat "$pidfile")) on $bootstrap"
     return 0
   fi
@@ -160,6 +160,7 @@ cmd_start() {
   port_open "$ICEPACK_KAFKA_CONTROLLER_PORT" && die "controller port $ICEPACK_KAFKA_CONTROLLER_PORT is taken"
   write_config
   format_storage
+  record_port "$pidfile" "$ICEPACK_KAFKA_PORT"
   log "kafka: starting $ICEPACK_KAFKA_VERSION on $bootstrap (log: $logfile)"
   daemonize "$pidfile" "$outfile" java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \

@@ -83,11 +83,25 @@ daemonize() {
   echo "$!" >"$pidfile"
 }
 
+# instance_running NAME PIDFILE PORT: true when the instance of this state directory runs on
+# PORT. One that runs on another port is an error: a second copy would share its data dir.
+# The port is recorded beside the pid file (record_port) when the instance starts.
+instance_running() {
+  local name="$1" pidfile="$2" port="$3" was
+  pid_alive "$pidfile" || return 1
+  # No record (started before ports were recorded): trust it.
+  was="$(cat "${pidfile%.pid}.port" 2>/dev/null || echo "$port")"
+  [[ "$was" == "$port" ]] \
+    || die "$name already runs (pid $(cat "$pidfile")) on port $was, not $port: stop it first ($name.sh stop)"
+}
+
+record_port() { echo "$2" >"${1%.pid}.port"; }
+
 # stop_pidfile NAME PIDFILE [SECONDS]: SIGTERM, wait for a clean exit, SIGKILL as a last resort.
 stop_pidfile() {
   local name="$1" pidfile="$2" secs="${3:-60}" pid i
   if ! pid_alive "$pidfile"; then
-    rm -f "$pidfile"
+    rm -f "$pidfile" "${pidfile%.pid}.port"
     log "$name: not running"
     return 0
   fi
@@ -101,7 +115,7 @@ stop_pidfile() {
     log "$name: still running after ${secs}s, killing pid $pid"
     kill -KILL "$pid" 2>/dev/null || true
   fi
-  rm -f "$pidfile"
+  rm -f "$pidfile" "${pidfile%.pid}.port"
   log "$name: stopped"
 }
 
@@ -111,7 +125,7 @@ mvn_run() (
   command -v mvn >/dev/null || die "Maven (mvn) is required to download jars"
   mkdir -p "$ICEPACK_M2"
   lock "$ICEPACK_CACHE/.m2.lock"
-  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" mvn -B -q -Dmaven.repo.local="$ICEPACK_M2" "$@" \
+  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$ICEPACK_M2" "$@" \
     || die "mvn $* failed (or timed out after ${ICEPACK_DOWNLOAD_TIMEOUT}s)"
 )
 

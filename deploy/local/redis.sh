@@ -57,8 +57,8 @@ CONF
 cmd_start() {
   cmd_install
   lock "$ICEPACK_RUN/.redis.lock"
-  if pid_alive "$pidfile" && healthy; then
-    log "redis: already running on 127.0.0.1:$ICEPACK_REDIS_PORT"
+  if instance_running redis "$pidfile" "$ICEPACK_REDIS_PORT"; then
+    log "redis: already running (pid $(cat "$pidfile")) on 127.0.0.1:$ICEPACK_REDIS_PORT"
     return 0
   fi
   if port_open "$ICEPACK_REDIS_PORT"; then
@@ -68,6 +68,7 @@ cmd_start() {
   fi
   rm -f "$pidfile"
   write_conf
+  record_port "$pidfile" "$ICEPACK_REDIS_PORT"
   log "redis: starting on 127.0.0.1:$ICEPACK_REDIS_PORT (log: $logfile)"
   (close_locks && exec redis-server "$conf") || die "redis-server failed to start (log: $logfile)"
 }
