@@ -57,3 +57,8 @@ export type {
   Telemetry,
   TelemetryOptions,
 } from './telemetry/start-telemetry.ts';
+
+// Redis
+export { createRedisConnection, RedisRole } from './redis/create-redis-connection.ts';
+export type { RedisConnection, RedisConnectionOptions } from './redis/create-redis-connection.ts';
+export { evictionPolicyWarning } from './redis/eviction-policy.ts';
