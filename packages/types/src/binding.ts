@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { dnsLabel, isoDateTime } from './primitives.ts';
 import { sparkSettingsSchema } from './resource-group.ts';
 
@@ -35,3 +36,8 @@ export const bindingSchema = z.object({
   updatedAt: isoDateTime,
 });
 export type Binding = z.output<typeof bindingSchema>;
+
+/** Validates a binding; throws `ValidationError` naming the field. */
+export function parseBinding(value: unknown): Binding {
+  return parseWith(bindingSchema, value, 'binding');
+}

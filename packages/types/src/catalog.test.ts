@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { catalogSchema } from './catalog.ts';
+import { catalogSchema, parseCatalog } from './catalog.ts';
+import { MessageType } from './message-types.ts';
+import { createEnvelope, parseEnvelope } from './messages.ts';
 import { looksLikeSecretKey } from './secret-ref.ts';
 import { formatPath } from './validation-error.ts';
 
@@ -101,5 +103,24 @@ describe('looksLikeSecretKey', () => {
     ['io-impl', false],
   ])('%s → %s', (key, secret) => {
     expect(looksLikeSecretKey(key)).toBe(secret);
+  });
+});
+
+describe('parseCatalog', () => {
+  it('throws a ValidationError whose message names the field and never echoes the secret', () => {
+    expect(() => parseCatalog({ ...base, auth: { type: 'bearer', token: 'hunter2' } })).toThrow(
+      /^invalid catalog: auth\.token: inline secret value rejected/,
+    );
+    try {
+      parseCatalog({ ...base, auth: { type: 'bearer', token: 'hunter2' } });
+    } catch (error) {
+      expect(String((error as Error).message)).not.toContain('hunter2');
+    }
+  });
+
+  it('is published as CatalogDefined, where unknown top-level fields are ignored', () => {
+    const envelope = createEnvelope(MessageType.CatalogDefined, 'prod', parseCatalog(base));
+    const parsed = parseEnvelope({ ...envelope, payload: { ...envelope.payload, addedLater: 1 } });
+    expect(parsed.payload).toEqual(parseCatalog(base));
   });
 });

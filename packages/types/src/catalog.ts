@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { dnsLabel, stringMap } from './primitives.ts';
 import { rejectInlineSecrets, secretRefSchema } from './secret-ref.ts';
 
@@ -36,3 +37,8 @@ export const catalogSchema = z.strictObject({
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;
 export type CatalogAuth = z.output<typeof catalogAuthSchema>;
+
+/** Validates a catalog definition (API body, declarative file); throws `ValidationError`. */
+export function parseCatalog(value: unknown): Catalog {
+  return parseWith(catalogSchema, value, 'catalog');
+}

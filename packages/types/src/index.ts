@@ -69,6 +69,7 @@ export {
 } from './dlq-record.ts';
 export {
   tableStateSchema,
+  parseTableState,
   partitionSpecStateSchema,
   sortOrderStateSchema,
   fileFiguresSchema,
@@ -96,6 +97,7 @@ export {
   taskTypeSchema,
   taskJobId,
   taskSchema,
+  parseTask,
   cleanupParametersSchema,
   mergeParametersSchema,
   sortParametersSchema,
@@ -126,6 +128,7 @@ export {
 } from './task-status.ts';
 export {
   taskEventSchema,
+  parseTaskEvent,
   taskEventWithStatus,
   healthFiguresSchema,
   taskErrorSchema,
@@ -141,6 +144,7 @@ export {
 } from './secret-ref.ts';
 export {
   catalogSchema,
+  parseCatalog,
   catalogAuthSchema,
   CatalogAuthType,
   type Catalog,
@@ -157,6 +161,7 @@ export {
 } from './quantity.ts';
 export {
   resourceGroupSchema,
+  parseResourceGroup,
   sparkSettingsSchema,
   SPARK_DEFAULTS,
   NAMESPACE_PREFIX,
@@ -166,7 +171,7 @@ export {
   type ResourceGroupInput,
   type SparkSettings,
 } from './resource-group.ts';
-export { bindingSchema, BindingState, Runner, type Binding } from './binding.ts';
+export { bindingSchema, parseBinding, BindingState, Runner, type Binding } from './binding.ts';
 export { sampleTableId, sampleTableState, sampleMergeTask, sampleBinding } from './samples.ts';
 export {
   icebergTypeSchema,

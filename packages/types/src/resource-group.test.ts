@@ -3,6 +3,7 @@ import { bindingSchema } from './binding.ts';
 import {
   MAX_GROUP_NAME_LENGTH,
   namespaceForGroup,
+  parseResourceGroup,
   resourceGroupSchema,
   SPARK_DEFAULTS,
 } from './resource-group.ts';
@@ -88,5 +89,13 @@ describe('bindingSchema', () => {
     expect(
       bindingSchema.safeParse({ ...sampleBinding(), ...patch }).error?.issues[0]?.path.join('.'),
     ).toBe(path);
+  });
+});
+
+describe('parseResourceGroup', () => {
+  it('names the field in the error message', () => {
+    expect(() => parseResourceGroup({ ...base, memory: '32GB' })).toThrow(
+      /^invalid resource group: memory: expected a positive Kubernetes memory quantity/,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { dnsLabel, stringMap } from './primitives.ts';
 import {
   isSparkMemory,
@@ -105,3 +106,8 @@ export const resourceGroupSchema = z
   });
 export type ResourceGroup = z.output<typeof resourceGroupSchema>;
 export type ResourceGroupInput = z.input<typeof resourceGroupSchema>;
+
+/** Validates a resource group (API body, declarative file); throws `ValidationError`. */
+export function parseResourceGroup(value: unknown): ResourceGroup {
+  return parseWith(resourceGroupSchema, value, 'resource group');
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { count, int64String, isoDateTime, stringMap } from './primitives.ts';
 import { tableIdSchema } from './table-id.ts';
 
@@ -154,4 +155,9 @@ export type TableStateTombstone = typeof TABLE_STATE_TOMBSTONE;
 /** True for a tombstone value (null or empty bytes) read from `icepack.table-state`. */
 export function isTombstone(value: Uint8Array | string | null | undefined): boolean {
   return value === null || value === undefined || value.length === 0;
+}
+
+/** Validates a TableState; throws `ValidationError` naming the field. */
+export function parseTableState(value: unknown): TableState {
+  return parseWith(tableStateSchema, value, 'table state');
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { count, isoDateTime } from './primitives.ts';
 import { TaskStatus } from './task-status.ts';
 import { scorePartSchema, taskTypeSchema } from './task.ts';
@@ -45,4 +46,9 @@ export type TaskEvent = z.output<typeof taskEventSchema>;
 /** A task event schema that only accepts one status (one message type per status). */
 export function taskEventWithStatus<S extends TaskStatus>(status: S) {
   return taskEventSchema.extend({ status: z.literal(status) });
+}
+
+/** Validates a task event; throws `ValidationError` naming the field. */
+export function parseTaskEvent(value: unknown): TaskEvent {
+  return parseWith(taskEventSchema, value, 'task event');
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleMergeTask, sampleTableId } from './samples.ts';
-import { taskJobId, taskSchema, type TaskInput } from './task.ts';
+import { parseTask, taskJobId, taskSchema, type TaskInput } from './task.ts';
 import { formatPath } from './validation-error.ts';
 
 function firstPath(value: unknown): string | undefined {
@@ -91,5 +91,14 @@ describe('taskSchema', () => {
     ],
   ])('rejects %j at %s', (patch, path) => {
     expect(firstPath({ ...merge, ...patch })).toBe(path);
+  });
+});
+
+describe('parseTask', () => {
+  it('returns the task, or throws naming the field', () => {
+    expect(parseTask(merge)).toEqual(merge);
+    expect(() => parseTask({ ...merge, state: { ...merge.state, snapshotId: 5 } })).toThrow(
+      /^invalid task: state\.snapshotId: /,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseWith } from './validation-error.ts';
 import { count, int64String, isoDateTime, traceparent } from './primitives.ts';
 import { NullOrder, SortDirection } from './table-state.ts';
 import { tableIdSchema, tableKey, type TableId } from './table-id.ts';
@@ -161,3 +162,8 @@ export type MergeParameters = z.output<typeof mergeParametersSchema>;
 export type SortParameters = z.output<typeof sortParametersSchema>;
 export type TaskScore = z.output<typeof scoreSchema>;
 export type TaskParameters = Task['parameters'];
+
+/** Validates BullMQ job data; throws `ValidationError` naming the field. */
+export function parseTask(value: unknown): Task {
+  return parseWith(taskSchema, value, 'task');
+}
