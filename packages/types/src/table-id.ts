@@ -19,9 +19,10 @@ export class InvalidTableKeyError extends Error {
 }
 
 // `%` (the escape), `.` (namespace separator), `/` (part separator), `:` (BullMQ's key
-// separator) and control characters. Everything else stays readable, unicode included.
+// separator), control characters and line separators (they would break log lines).
+// Everything else stays readable, unicode included.
 // eslint-disable-next-line no-control-regex
-const NEEDS_ESCAPE = /[%./:\u0000-\u001f\u007f-\u009f]/gu;
+const NEEDS_ESCAPE = /[%./:\u0000-\u001f\u007f-\u009f\u2028\u2029]/gu;
 
 function encodePart(part: string): string {
   return part.replace(NEEDS_ESCAPE, (ch) => encodeURIComponent(ch).replace(/\./g, '%2E'));
