@@ -87,6 +87,7 @@ cmd_status() {
 cmd_up() {
   cmd_start
   cmd_wait
+  cmd_status
 }
 
 run_subcommand "catalog.sh install|start|stop|status|wait|up" "$@"

@@ -19,8 +19,8 @@ services_from_args() {
   printf '%s\n' "$@"
 }
 
-# Each service comes up in its own background job; its output goes to a file that is shown
-# only when it fails. Maven downloads serialize themselves (lib.sh mvn_run), so running the
+# Each service comes up in its own background job; its log output goes to a file that is
+# shown only when it fails, its closing status line (stdout) to the summary. Maven downloads serialize themselves (lib.sh mvn_run), so running the
 # jobs side by side is safe; the only heavy start-ups are the Kafka and catalog JVMs.
 cmd_up() {
   local services=() s failed=() out
@@ -29,7 +29,7 @@ cmd_up() {
   local started=$SECONDS
   for s in "${services[@]}"; do
     out="$ICEPACK_LOGS/up-$s.out"
-    bash "$here/$s.sh" up >"$out" 2>&1 &
+    bash "$here/$s.sh" up >"$out.status" 2>"$out" &
     pids[$s]=$!
   done
   for s in "${services[@]}"; do
@@ -43,7 +43,8 @@ cmd_up() {
     die "not healthy: ${failed[*]} (logs: $ICEPACK_LOGS)"
   fi
   log "up in $((SECONDS - started))s"
-  cmd_status "${services[@]}"
+  for s in "${services[@]}"; do cat "$ICEPACK_LOGS/up-$s.out.status"; done
+  echo "state: $ICEPACK_RUN  logs: $ICEPACK_LOGS  cache: $ICEPACK_CACHE"
 }
 
 cmd_down() {

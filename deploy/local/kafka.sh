@@ -57,7 +57,7 @@ POM
 }
 
 # kafka_java ARGS...: a short-lived JVM on the Kafka classpath (tools), sized to start fast,
-# logging warnings only, to stderr.
+# logging warnings only, to stderr, ended after KAFKA_TOOL_TIMEOUT seconds (default 120).
 kafka_java() {
   local tools_log4j="$kafka_home/log4j2-tools.properties"
   if [[ ! -f "$tools_log4j" ]]; then
@@ -72,7 +72,7 @@ rootLogger.level = WARN
 rootLogger.appenderRef.err.ref = STDERR
 LOG4J
   fi
-  java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+  timeout "${KAFKA_TOOL_TIMEOUT:-120}" java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Dlog4j2.configurationFile="$tools_log4j" -cp "$libs/*" "$@"
 }
 
@@ -139,12 +139,17 @@ format_storage() {
   echo "$cluster_id" >"$kafka_dir/cluster.id"
 }
 
-# Broker answers a metadata request (lists topics).
-metadata_ok() {
-  port_open "$ICEPACK_KAFKA_PORT" \
-    && kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --list >/dev/null
+# list_topics: one metadata request (the topic names). A client that cannot reach a broker
+# retries until its API timeout; cap it so a wrong port fails in seconds.
+list_topics() {
+  KAFKA_TOOL_TIMEOUT=60 kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --list
 }
 
+metadata_ok() {
+  port_open "$ICEPACK_KAFKA_PORT" && list_topics >/dev/null
+}
+
+healthy_line() { echo "kafka    healthy  $bootstrap  log: $logfile"; }
 cmd_start() {
   cmd_install
   lock "$ICEPACK_RUN/.kafka.lock"
@@ -168,7 +173,7 @@ cmd_start() {
     -cp "$libs/*" kafka.Kafka "$props"
 }
 
-cmd_wait() {
+wait_port() {
   local i
   for ((i = 0; i < 120; i++)); do
     if port_open "$ICEPACK_KAFKA_PORT"; then break; fi
@@ -177,6 +182,10 @@ cmd_wait() {
     fi
     sleep 1
   done
+}
+
+cmd_wait() {
+  wait_port
   # The port opens a moment before the broker serves metadata; a few tries cover that.
   wait_for "kafka on $bootstrap" 30 metadata_ok
 }
@@ -187,7 +196,7 @@ cmd_stop() {
 
 cmd_status() {
   if metadata_ok 2>/dev/null; then
-    echo "kafka    healthy  $bootstrap  log: $logfile"
+    healthy_line
   else
     echo "kafka    down     $bootstrap  log: $logfile"
     return 1
@@ -195,11 +204,15 @@ cmd_status() {
 }
 
 # Creates the Icepack topics that do not exist yet; existing ones are left as they are.
+# Retries the first metadata request, so it doubles as the health check of `up`.
 cmd_topics() {
   cmd_install
-  local existing entry name policy
-  existing="$(kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" --list)" \
-    || die "kafka on $bootstrap does not answer (log: $logfile)"
+  local existing="" entry name policy ok=false deadline=$((SECONDS + 120))
+  while ((SECONDS < deadline)); do
+    if existing="$(list_topics 2>/dev/null)"; then ok=true; break; fi
+    sleep 1
+  done
+  [[ "$ok" == true ]] || die "kafka on $bootstrap does not answer metadata requests (log: $logfile)"
   for entry in "${ICEPACK_TOPICS[@]}"; do
     name="${entry%%:*}"
     policy="${entry##*:}"
@@ -213,8 +226,9 @@ cmd_topics() {
 
 cmd_up() {
   cmd_start
-  cmd_wait
+  wait_port
   cmd_topics
+  healthy_line
 }
 
 run_subcommand "kafka.sh install|start|stop|status|wait|up|topics" "$@"

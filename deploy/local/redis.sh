@@ -93,6 +93,7 @@ cmd_status() {
 cmd_up() {
   cmd_start
   cmd_wait
+  cmd_status
 }
 
 run_subcommand "redis.sh install|start|stop|status|wait|up" "$@"

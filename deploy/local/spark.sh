@@ -75,7 +75,10 @@ cmd_env() {
 cmd_start() { cmd_install; }
 cmd_wait() { venv_ok && [[ -s "$jar" ]]; }
 cmd_stop() { :; }
-cmd_up() { cmd_install; }
+cmd_up() {
+  cmd_install
+  cmd_status
+}
 
 cmd_status() {
   if [[ -s "$jar" ]] && venv_ok; then
