@@ -1,0 +1,176 @@
+import { taskSchema } from '@icepack/types';
+import { describe, expect, it } from 'vitest';
+import { planTable, type TaskDecision } from './plan.ts';
+import { resolvePolicy } from './policy.ts';
+import type { PendingTasks } from './rules.ts';
+import { tableState } from './state-fixtures.ts';
+
+const now = new Date('2026-01-02T00:00:00.000Z');
+const MiB = 1024 * 1024;
+
+function plan(
+  state = tableState(),
+  pending: PendingTasks = {},
+  properties: Record<string, string> = {},
+  catalog: Record<string, string> = {},
+) {
+  const { policy, problems } = resolvePolicy(properties, catalog);
+  const result = planTable({ state, policy, problems, pending, now });
+  const by = (type: string) => result.decisions.find((d) => d.type === type) as TaskDecision;
+  return { ...result, cleanup: by('cleanup'), merge: by('merge'), sort: by('sort') };
+}
+
+const needsMerge = tableState({
+  smallFiles: 80,
+  positionDeleteFiles: 12,
+  newDataFiles: 5,
+  newDataShare: 0.1,
+});
+const needsSort = tableState({ smallFiles: 80, newDataFiles: 60, newDataShare: 0.5 });
+const needsCleanup = tableState({ snapshots: 60 });
+
+describe('planTable', () => {
+  it('creates nothing for a healthy table, and says why per type', () => {
+    const p = plan();
+    expect(p.decisions.map((d) => d.action)).toEqual(['none', 'none', 'none']);
+    expect(p.cleanup.reason).toContain('1 snapshots ≤ 50 (not above)');
+    expect(p.merge.reason).toContain('no new data since the last rewrite');
+  });
+
+  it('creates a valid cleanup task with retention from the policy', () => {
+    const p = plan(
+      needsCleanup,
+      {},
+      {
+        'history.expire.max-snapshot-age-ms': '3600000',
+        'icepack.history.expire.min-snapshots-to-keep': '3',
+      },
+    );
+    expect(p.cleanup).toMatchObject({ action: 'create', reason: '60 snapshots > 50' });
+    const task = taskSchema.parse(p.cleanup.task);
+    expect(task).toMatchObject({
+      id: 'cleanup/prod/sales/orders',
+      type: 'cleanup',
+      createdAt: now.toISOString(),
+      parameters: { olderThan: '2026-01-01T23:00:00.000Z', retainLast: 3, retentionMs: 3_600_000 },
+    });
+  });
+
+  it('creates a valid merge task with sizes from the policy and position-delete rewriting', () => {
+    const p = plan(needsMerge, {}, { 'write.target-file-size-bytes': String(128 * MiB) });
+    expect(p.merge.action).toBe('create');
+    expect(p.merge.reason).toBe('80 small files > 20, 12 delete files > 10');
+    const task = taskSchema.parse(p.merge.task);
+    expect(task.parameters).toMatchObject({
+      targetFileSizeBytes: 128 * MiB,
+      minFileSizeBytes: 96 * MiB,
+      rewritePositionDeletes: true,
+    });
+    expect(task.score.parts.map((x) => x.factor)).toContain('delete-files');
+  });
+
+  it('does not rewrite position deletes when only equality deletes or small files are the reason', () => {
+    expect(
+      plan(tableState({ smallFiles: 80, positionDeleteFiles: 2, newDataFiles: 5 })).merge.task
+        ?.parameters,
+    ).toMatchObject({ rewritePositionDeletes: false });
+    expect(
+      plan(tableState({ equalityDeleteFiles: 20, newDataFiles: 5 })).merge.task?.parameters,
+    ).toMatchObject({ rewritePositionDeletes: false });
+    expect(
+      plan(tableState({ deletionVectors: 20, newDataFiles: 5 })).merge.task?.parameters,
+    ).toMatchObject({ rewritePositionDeletes: true });
+  });
+
+  it('plans a sort instead of a merge, sorted like the table', () => {
+    const p = plan(needsSort);
+    expect(p.sort.action).toBe('create');
+    expect(p.merge).toMatchObject({
+      action: 'none',
+      reason: 'sort/prod/sales/orders is planned instead: a sort also compacts',
+    });
+    const task = taskSchema.parse(p.sort.task);
+    expect(task.parameters).toMatchObject({
+      strategy: 'sort',
+      columns: [{ name: 'customer_id', direction: 'asc' }],
+    });
+  });
+
+  it('uses z-order columns from the policy', () => {
+    const p = plan(needsSort, {}, { 'icepack.zorder.columns': 'lat,lon' });
+    expect(taskSchema.parse(p.sort.task).parameters).toMatchObject({
+      strategy: 'zorder',
+      columns: [{ name: 'lat' }, { name: 'lon' }],
+    });
+  });
+
+  it('a sort replaces a waiting merge (superseded)', () => {
+    const p = plan(needsSort, {
+      merge: { status: 'waiting', createdAt: '2026-01-01T00:00:00.000Z' },
+    });
+    expect(p.sort.action).toBe('create');
+    expect(p.merge).toMatchObject({ action: 'remove', removal: 'superseded' });
+    expect(p.merge.reason).toMatch(/superseded by sort\/prod\/sales\/orders/);
+  });
+
+  it('no sort while the merge runs; the running merge is left alone', () => {
+    const p = plan(needsSort, { merge: { status: 'active' } });
+    expect(p.sort.action).toBe('none');
+    expect(p.sort.reason).toMatch(/merge task is running/);
+    expect(p.merge.action).toBe('none');
+  });
+
+  it('updates a waiting task from a newer state, keeping its creation time (and age)', () => {
+    const createdAt = '2026-01-01T23:00:00.000Z';
+    const p = plan(needsMerge, { merge: { status: 'waiting', createdAt } });
+    expect(p.merge.action).toBe('update');
+    expect(p.merge.task?.createdAt).toBe(createdAt);
+    expect(p.merge.task?.score.parts.find((x) => x.factor === 'waiting')?.value).toBe(3_600_000);
+  });
+
+  it('never touches a running task', () => {
+    const p = plan(needsMerge, { merge: { status: 'active' } });
+    expect(p.merge.action).toBe('none');
+    expect(p.merge.reason).toBe('a merge task is already running');
+  });
+
+  it('removes a waiting task that a newer state no longer needs (skipped)', () => {
+    const p = plan(tableState(), { cleanup: { status: 'waiting' } });
+    expect(p.cleanup).toMatchObject({ action: 'remove', removal: 'skipped' });
+    expect(p.cleanup.reason).toMatch(/^no longer needed: .*1 snapshots ≤ 50/);
+  });
+
+  it.each([
+    ['table', { 'icepack.enabled': 'false' }, {}],
+    ['catalog', {}, { 'icepack.enabled': 'false' }],
+  ] as const)('a paused %s gets no new tasks and loses its waiting ones', (by, table, catalog) => {
+    const p = plan(needsSort, { cleanup: { status: 'waiting' } }, table, catalog);
+    expect(p).toMatchObject({ paused: true, pausedBy: by });
+    expect(p.decisions.map((d) => d.action)).toEqual(['remove', 'none', 'none']);
+    expect(p.sort.reason).toBe(`paused: icepack.enabled=false on the ${by}; no new tasks`);
+    expect(p.cleanup.removal).toBe('skipped');
+  });
+
+  it('a disabled task type gets no task', () => {
+    const p = plan(needsCleanup, {}, { 'icepack.cleanup.enabled': 'false' });
+    expect(p.cleanup).toMatchObject({
+      action: 'none',
+      reason: 'disabled: icepack.cleanup.enabled=false',
+    });
+  });
+
+  it('passes policy problems through and still plans with the defaults', () => {
+    const p = plan(needsCleanup, {}, { 'icepack.snapshot-threshold': 'lots' });
+    expect(p.problems).toEqual([
+      expect.objectContaining({ key: 'icepack.snapshot-threshold', value: 'lots' }),
+    ]);
+    expect(p.cleanup.action).toBe('create');
+  });
+
+  it('carries the trace context into the task', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const { policy } = resolvePolicy({});
+    const p = planTable({ state: needsCleanup, policy, pending: {}, now, traceparent });
+    expect(p.decisions[0]?.task?.traceparent).toBe(traceparent);
+  });
+});

@@ -1,0 +1,55 @@
+// Policy property keys beside their built-in defaults (docs/planner.md lists them all).
+
+const MiB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** `icepack.*` keys: accepted in catalog settings and as table properties. */
+export const PolicyKeys = {
+  /** `false` pauses the table (or, as a catalog setting, the whole catalog). */
+  enabled: 'icepack.enabled',
+  cleanupEnabled: 'icepack.cleanup.enabled',
+  mergeEnabled: 'icepack.merge.enabled',
+  sortEnabled: 'icepack.sort.enabled',
+  targetFileSizeBytes: 'icepack.target-file-size-bytes',
+  minFileSizeBytes: 'icepack.min-file-size-bytes',
+  maxFileSizeBytes: 'icepack.max-file-size-bytes',
+  smallFileThreshold: 'icepack.small-file-threshold',
+  deleteFileThreshold: 'icepack.delete-file-threshold',
+  newDataShare: 'icepack.sort.new-data-share',
+  snapshotThreshold: 'icepack.snapshot-threshold',
+  maxSnapshotAgeMs: 'icepack.history.expire.max-snapshot-age-ms',
+  minSnapshotsToKeep: 'icepack.history.expire.min-snapshots-to-keep',
+  /** `col [asc|desc] [nulls-first|nulls-last], …` */
+  sortColumns: 'icepack.sort.columns',
+  /** `col, col, …` */
+  zorderColumns: 'icepack.zorder.columns',
+  /** Rewrite a file group only when it has at least this many files (`min-input-files`). */
+  minInputFiles: 'icepack.merge.min-input-files',
+  /** Rewrite a data file with at least this many delete files (`delete-file-threshold` option). */
+  perFileDeleteThreshold: 'icepack.merge.per-file-delete-threshold',
+} as const;
+export type PolicyKey = (typeof PolicyKeys)[keyof typeof PolicyKeys];
+
+/** Iceberg's own table properties that the policy falls back to. */
+export const IcebergKeys = {
+  targetFileSizeBytes: 'write.target-file-size-bytes',
+  maxSnapshotAgeMs: 'history.expire.max-snapshot-age-ms',
+  minSnapshotsToKeep: 'history.expire.min-snapshots-to-keep',
+} as const;
+
+/** Built-in defaults; Iceberg's where Iceberg has one. */
+export const PolicyDefaults = {
+  enabled: true,
+  targetFileSizeBytes: 512 * MiB,
+  /** min = 75 % of the target, max = 180 % (Iceberg's rewrite_data_files defaults). */
+  minFileSizeRatio: 0.75,
+  maxFileSizeRatio: 1.8,
+  smallFileThreshold: 20,
+  deleteFileThreshold: 10,
+  newDataShare: 0.3,
+  snapshotThreshold: 50,
+  maxSnapshotAgeMs: 5 * DAY_MS,
+  minSnapshotsToKeep: 1,
+  minInputFiles: 5,
+  perFileDeleteThreshold: 1,
+} as const;

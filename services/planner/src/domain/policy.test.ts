@@ -1,0 +1,255 @@
+import { describe, expect, it } from 'vitest';
+import { formatProblem, resolvePolicy } from './policy.ts';
+import { PolicyDefaults } from './policy-keys.ts';
+
+const MiB = 1024 * 1024;
+
+describe('resolvePolicy defaults', () => {
+  it('uses the documented defaults for a table without properties', () => {
+    const { policy, problems } = resolvePolicy({});
+    expect(problems).toEqual([]);
+    expect(policy).toMatchObject({
+      enabled: true,
+      pausedBy: null,
+      taskTypes: { cleanup: true, merge: true, sort: true },
+      targetFileSizeBytes: 512 * MiB,
+      minFileSizeBytes: 384 * MiB,
+      maxFileSizeBytes: Math.floor(512 * MiB * 1.8),
+      smallFileThreshold: 20,
+      deleteFileThreshold: 10,
+      newDataShare: 0.3,
+      snapshotThreshold: 50,
+      maxSnapshotAgeMs: 5 * 24 * 3600 * 1000,
+      minSnapshotsToKeep: 1,
+      sortColumns: [],
+      zorderColumns: [],
+    });
+  });
+
+  it("follows the table's Iceberg properties for file size and retention", () => {
+    const { policy } = resolvePolicy({
+      'write.target-file-size-bytes': String(128 * MiB),
+      'history.expire.max-snapshot-age-ms': '3600000',
+      'history.expire.min-snapshots-to-keep': '5',
+    });
+    expect(policy.targetFileSizeBytes).toBe(128 * MiB);
+    expect(policy.minFileSizeBytes).toBe(96 * MiB);
+    expect(policy.maxFileSizeBytes).toBe(Math.floor(128 * MiB * 1.8));
+    expect(policy.maxSnapshotAgeMs).toBe(3_600_000);
+    expect(policy.minSnapshotsToKeep).toBe(5);
+  });
+});
+
+describe('resolvePolicy layering: defaults ← catalog ← table', () => {
+  it.each<{
+    name: string;
+    catalog: Record<string, string>;
+    table: Record<string, string>;
+    expected: number;
+  }>([
+    { name: 'default only', catalog: {}, table: {}, expected: 20 },
+    {
+      name: 'catalog overrides default',
+      catalog: { 'icepack.small-file-threshold': '30' },
+      table: {},
+      expected: 30,
+    },
+    {
+      name: 'table overrides catalog',
+      catalog: { 'icepack.small-file-threshold': '30' },
+      table: { 'icepack.small-file-threshold': '40' },
+      expected: 40,
+    },
+  ])('$name', ({ catalog, table, expected }) => {
+    expect(resolvePolicy(table, catalog).policy.smallFileThreshold).toBe(expected);
+  });
+
+  it('icepack.* beats the Iceberg property, which beats the catalog setting', () => {
+    const catalog = { 'icepack.target-file-size-bytes': String(64 * MiB) };
+    expect(resolvePolicy({}, catalog).policy.targetFileSizeBytes).toBe(64 * MiB);
+    const iceberg = { 'write.target-file-size-bytes': String(256 * MiB) };
+    expect(resolvePolicy(iceberg, catalog).policy.targetFileSizeBytes).toBe(256 * MiB);
+    const both = { ...iceberg, 'icepack.target-file-size-bytes': String(32 * MiB) };
+    expect(resolvePolicy(both, catalog).policy.targetFileSizeBytes).toBe(32 * MiB);
+  });
+
+  it('pauses a table, or a whole catalog, with icepack.enabled=false', () => {
+    expect(resolvePolicy({ 'icepack.enabled': 'false' }).policy).toMatchObject({
+      enabled: false,
+      pausedBy: 'table',
+    });
+    expect(resolvePolicy({}, { 'icepack.enabled': 'FALSE' }).policy).toMatchObject({
+      enabled: false,
+      pausedBy: 'catalog',
+    });
+    // A table cannot re-enable itself inside a paused catalog.
+    expect(
+      resolvePolicy({ 'icepack.enabled': 'true' }, { 'icepack.enabled': 'false' }).policy.enabled,
+    ).toBe(false);
+  });
+
+  it('enables and disables task types', () => {
+    const { policy } = resolvePolicy({
+      'icepack.cleanup.enabled': 'false',
+      'icepack.sort.enabled': 'true',
+    });
+    expect(policy.taskTypes).toEqual({ cleanup: false, merge: true, sort: true });
+  });
+
+  it('reads sort and z-order columns', () => {
+    expect(
+      resolvePolicy({ 'icepack.sort.columns': 'customer_id, ts DESC, region asc nulls last' })
+        .policy.sortColumns,
+    ).toEqual([
+      { name: 'customer_id', direction: 'asc', nullOrder: 'nulls-first' },
+      { name: 'ts', direction: 'desc', nullOrder: 'nulls-last' },
+      { name: 'region', direction: 'asc', nullOrder: 'nulls-last' },
+    ]);
+    expect(resolvePolicy({ 'icepack.zorder.columns': 'lat,lon' }).policy.zorderColumns).toEqual([
+      'lat',
+      'lon',
+    ]);
+  });
+
+  it('reads a new-data share as a fraction or a percentage', () => {
+    expect(resolvePolicy({ 'icepack.sort.new-data-share': '0.5' }).policy.newDataShare).toBe(0.5);
+    expect(resolvePolicy({ 'icepack.sort.new-data-share': '25%' }).policy.newDataShare).toBe(0.25);
+  });
+});
+
+describe('resolvePolicy bad values: reported, and the value below is used', () => {
+  it.each([
+    ['icepack.enabled', 'nope', 'enabled', true, /true or false/],
+    [
+      'icepack.small-file-threshold',
+      'abc',
+      'smallFileThreshold',
+      PolicyDefaults.smallFileThreshold,
+      /whole number/,
+    ],
+    [
+      'icepack.small-file-threshold',
+      '-1',
+      'smallFileThreshold',
+      PolicyDefaults.smallFileThreshold,
+      /whole number/,
+    ],
+    [
+      'icepack.small-file-threshold',
+      '2.5',
+      'smallFileThreshold',
+      PolicyDefaults.smallFileThreshold,
+      /whole number/,
+    ],
+    [
+      'icepack.delete-file-threshold',
+      '',
+      'deleteFileThreshold',
+      PolicyDefaults.deleteFileThreshold,
+      /whole number/,
+    ],
+    [
+      'icepack.snapshot-threshold',
+      '1e3',
+      'snapshotThreshold',
+      PolicyDefaults.snapshotThreshold,
+      /whole number/,
+    ],
+    [
+      'icepack.sort.new-data-share',
+      '1.5',
+      'newDataShare',
+      PolicyDefaults.newDataShare,
+      /share between 0 and 1/,
+    ],
+    [
+      'icepack.sort.new-data-share',
+      '150%',
+      'newDataShare',
+      PolicyDefaults.newDataShare,
+      /share between 0 and 1/,
+    ],
+    [
+      'icepack.target-file-size-bytes',
+      '0',
+      'targetFileSizeBytes',
+      PolicyDefaults.targetFileSizeBytes,
+      /≥ 1/,
+    ],
+    [
+      'write.target-file-size-bytes',
+      '512MB',
+      'targetFileSizeBytes',
+      PolicyDefaults.targetFileSizeBytes,
+      /whole number/,
+    ],
+    ['icepack.history.expire.min-snapshots-to-keep', '0', 'minSnapshotsToKeep', 1, /≥ 1/],
+    ['icepack.sort.columns', 'a,,b', 'sortColumns', [], /comma-separated/],
+    ['icepack.sort.columns', 'a sideways', 'sortColumns', [], /cannot read "a sideways"/],
+    ['icepack.zorder.columns', 'a b', 'zorderColumns', [], /column names/],
+  ] as const)('%s=%j → problem, default used', (key, value, field, expected, reason) => {
+    const { policy, problems } = resolvePolicy({ [key]: value });
+    expect(policy[field]).toEqual(expected);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ key, value, source: 'table' });
+    expect(problems[0]?.reason).toMatch(reason);
+    expect(formatProblem(problems[0]!)).toContain(`${key}=${JSON.stringify(value)}`);
+  });
+
+  it('a bad table value falls back to the catalog setting, not the built-in default', () => {
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.small-file-threshold': 'many' },
+      { 'icepack.small-file-threshold': '35' },
+    );
+    expect(policy.smallFileThreshold).toBe(35);
+    expect(problems[0]?.reason).toMatch(/using 35$/);
+  });
+
+  it('a bad catalog setting is reported with source catalog', () => {
+    const { problems } = resolvePolicy({}, { 'icepack.enabled': 'maybe' });
+    expect(problems).toEqual([
+      expect.objectContaining({ key: 'icepack.enabled', value: 'maybe', source: 'catalog' }),
+    ]);
+  });
+
+  it('rejects a min file size above the target and a max below it', () => {
+    const { policy, problems } = resolvePolicy({
+      'icepack.target-file-size-bytes': '1000',
+      'icepack.min-file-size-bytes': '1001',
+      'icepack.max-file-size-bytes': '999',
+    });
+    expect(policy).toMatchObject({
+      targetFileSizeBytes: 1000,
+      minFileSizeBytes: 750,
+      maxFileSizeBytes: 1800,
+    });
+    expect(problems.map((p) => [p.key, p.value])).toEqual([
+      ['icepack.min-file-size-bytes', '1001'],
+      ['icepack.max-file-size-bytes', '999'],
+    ]);
+  });
+
+  it('uses sort columns when z-order columns are set too, and says so', () => {
+    const { policy, problems } = resolvePolicy({
+      'icepack.sort.columns': 'a',
+      'icepack.zorder.columns': 'b,c',
+    });
+    expect(policy.sortColumns.map((c) => c.name)).toEqual(['a']);
+    expect(policy.zorderColumns).toEqual([]);
+    expect(problems[0]?.key).toBe('icepack.zorder.columns');
+  });
+
+  it('reports unknown icepack.* keys (typos) and ignores other properties', () => {
+    const { problems } = resolvePolicy({
+      'icepack.small-files-threshold': '5',
+      'write.format.default': 'parquet',
+    });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        key: 'icepack.small-files-threshold',
+        value: '5',
+        reason: expect.stringMatching(/unknown/) as unknown,
+      }),
+    ]);
+  });
+});

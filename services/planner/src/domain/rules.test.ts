@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import { resolvePolicy } from './policy.ts';
+import { cleanupRule, mergeRule, sortRule, type PendingTasks } from './rules.ts';
+import { tableState } from './state-fixtures.ts';
+
+const policy = resolvePolicy({}).policy; // thresholds: snapshots 50, small 20, deletes 10, share 0.3
+const none: PendingTasks = {};
+
+describe('cleanup: new snapshots AND snapshots > 50 AND no pending cleanup', () => {
+  it.each([
+    { snapshots: 49, fires: false },
+    { snapshots: 50, fires: false }, // at the threshold: not above
+    { snapshots: 51, fires: true },
+  ])('$snapshots snapshots → fires $fires', ({ snapshots, fires }) => {
+    const rule = cleanupRule(tableState({ snapshots }), policy, none);
+    expect(rule.fires).toBe(fires);
+    const factor = rule.factors.find((f) => f.factor === 'snapshots');
+    expect(factor).toMatchObject({ value: snapshots, threshold: 50, met: fires });
+  });
+
+  it.each([
+    { newSnapshots: 0, fires: false },
+    { newSnapshots: 1, fires: true },
+    { newSnapshots: undefined, fires: true }, // no expiry known: every snapshot counts as new
+  ])('$newSnapshots new snapshots (of 60) → fires $fires', ({ newSnapshots, fires }) => {
+    const rule = cleanupRule(tableState({ snapshots: 60, newSnapshots }), policy, none);
+    expect(rule.fires).toBe(fires);
+    if (!fires) expect(rule.blockers).toEqual(['no new snapshots since the last expiry']);
+  });
+
+  it.each(['waiting', 'active'] as const)('not while a cleanup is %s, though needed', (status) => {
+    const rule = cleanupRule(tableState({ snapshots: 60 }), policy, { cleanup: { status } });
+    expect(rule).toMatchObject({ fires: false, needed: true });
+    expect(rule.blockers).toHaveLength(1);
+  });
+
+  it('follows the policy threshold', () => {
+    const strict = resolvePolicy({ 'icepack.snapshot-threshold': '5' }).policy;
+    expect(cleanupRule(tableState({ snapshots: 5 }), strict, none).fires).toBe(false);
+    expect(cleanupRule(tableState({ snapshots: 6 }), strict, none).fires).toBe(true);
+  });
+});
+
+describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pending merge', () => {
+  it.each([
+    { smallFiles: 19, fires: false },
+    { smallFiles: 20, fires: false },
+    { smallFiles: 21, fires: true },
+  ])('$smallFiles small files → fires $fires', ({ smallFiles, fires }) => {
+    const rule = mergeRule(tableState({ smallFiles, newDataFiles: 5 }), policy, none);
+    expect(rule.fires).toBe(fires);
+    expect(rule.factors.find((f) => f.factor === 'small-files')).toMatchObject({
+      value: smallFiles,
+      threshold: 20,
+      met: fires,
+    });
+  });
+
+  it.each([
+    { kind: 'position', figures: { positionDeleteFiles: 9 }, fires: false },
+    { kind: 'position', figures: { positionDeleteFiles: 10 }, fires: false },
+    { kind: 'position', figures: { positionDeleteFiles: 11 }, fires: true },
+    { kind: 'equality', figures: { equalityDeleteFiles: 11 }, fires: true },
+    { kind: 'DV', figures: { deletionVectors: 11 }, fires: true },
+    // Each delete file counts, whatever its kind: 4 + 4 + 3 = 11 > 10.
+    {
+      kind: 'mixed',
+      figures: { positionDeleteFiles: 4, equalityDeleteFiles: 4, deletionVectors: 3 },
+      fires: true,
+    },
+    {
+      kind: 'mixed',
+      figures: { positionDeleteFiles: 4, equalityDeleteFiles: 3, deletionVectors: 3 },
+      fires: false,
+    },
+  ])('$kind deletes $figures → fires $fires', ({ figures, fires }) => {
+    const rule = mergeRule(tableState({ ...figures, newDataFiles: 5 }), policy, none);
+    expect(rule.fires).toBe(fires);
+  });
+
+  it.each([
+    { newDataFiles: 0, fires: false },
+    { newDataFiles: 1, fires: true },
+  ])(
+    '$newDataFiles new data files (with 50 small files) → fires $fires',
+    ({ newDataFiles, fires }) => {
+      const rule = mergeRule(tableState({ smallFiles: 50, newDataFiles }), policy, none);
+      expect(rule.fires).toBe(fires);
+      if (!fires) expect(rule.blockers).toEqual(['no new data since the last rewrite']);
+    },
+  );
+
+  it('explains the factor that fired, and does not list the other side of the OR as a blocker', () => {
+    const rule = mergeRule(tableState({ smallFiles: 80, newDataFiles: 5 }), policy, {
+      merge: { status: 'waiting' },
+    });
+    expect(
+      rule.factors.filter((f) => f.met && f.threshold !== undefined).map((f) => f.text),
+    ).toEqual(['80 small files > 20']);
+    expect(rule.blockers).toEqual(['a merge task is already waiting']);
+  });
+
+  it('names both thresholds when neither is above', () => {
+    const rule = mergeRule(
+      tableState({ smallFiles: 3, positionDeleteFiles: 2, newDataFiles: 5 }),
+      policy,
+      none,
+    );
+    expect(rule.blockers).toEqual([
+      '3 small files ≤ 20 (not above)',
+      '2 delete files ≤ 10 (not above)',
+    ]);
+  });
+
+  it.each(['waiting', 'active'] as const)('not while a merge is %s, or a sort is %s', (status) => {
+    const state = tableState({ smallFiles: 50, newDataFiles: 5 });
+    expect(mergeRule(state, policy, { merge: { status } }).fires).toBe(false);
+    expect(mergeRule(state, policy, { sort: { status } }).fires).toBe(false);
+    expect(mergeRule(state, policy, { cleanup: { status } }).fires).toBe(true);
+  });
+});
+
+describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND no pending sort', () => {
+  const hot = { smallFiles: 50, newDataFiles: 50 };
+
+  it.each([
+    { newDataShare: 0.29, fires: false },
+    { newDataShare: 0.3, fires: false },
+    { newDataShare: 0.31, fires: true },
+  ])('new-data share $newDataShare → fires $fires', ({ newDataShare, fires }) => {
+    const rule = sortRule(tableState({ ...hot, newDataShare }), policy, none);
+    expect(rule.fires).toBe(fires);
+    expect(rule.factors.find((f) => f.factor === 'new-data-share')).toMatchObject({
+      threshold: 0.3,
+      met: fires,
+    });
+  });
+
+  it.each([
+    { smallFiles: 20, positionDeleteFiles: 10, fires: false },
+    { smallFiles: 21, positionDeleteFiles: 0, fires: true },
+    { smallFiles: 0, positionDeleteFiles: 11, fires: true },
+  ])(
+    'needs the merge conditions: $smallFiles small, $positionDeleteFiles deletes → $fires',
+    ({ fires, ...figures }) => {
+      const rule = sortRule(
+        tableState({ ...figures, newDataFiles: 9, newDataShare: 0.5 }),
+        policy,
+        none,
+      );
+      expect(rule.fires).toBe(fires);
+    },
+  );
+
+  it('needs a sort order: the table has none and the policy names none', () => {
+    const rule = sortRule(tableState({ ...hot, newDataShare: 0.5, sorted: false }), policy, none);
+    expect(rule.fires).toBe(false);
+    expect(rule.blockers).toEqual([
+      'the table has no sort order and the policy names no sort or z-order columns',
+    ]);
+  });
+
+  it.each([
+    ['icepack.sort.columns', 'a, b desc'],
+    ['icepack.zorder.columns', 'lat,lon'],
+  ])('a policy %s gives an unsorted table a sort order', (key, value) => {
+    const withColumns = resolvePolicy({ [key]: value }).policy;
+    expect(
+      sortRule(tableState({ ...hot, newDataShare: 0.5, sorted: false }), withColumns, none).fires,
+    ).toBe(true);
+  });
+
+  it('not while a sort is pending, nor while a merge is running; a waiting merge does not block it', () => {
+    const state = tableState({ ...hot, newDataShare: 0.5 });
+    expect(sortRule(state, policy, { sort: { status: 'waiting' } }).fires).toBe(false);
+    const running = sortRule(state, policy, { merge: { status: 'active' } });
+    expect(running.fires).toBe(false);
+    expect(running.blockers[0]).toMatch(/merge task is running/);
+    expect(sortRule(state, policy, { merge: { status: 'waiting' } }).fires).toBe(true);
+  });
+
+  it('follows the policy share', () => {
+    const p = resolvePolicy({ 'icepack.sort.new-data-share': '10%' }).policy;
+    expect(sortRule(tableState({ ...hot, newDataShare: 0.1 }), p, none).fires).toBe(false);
+    expect(sortRule(tableState({ ...hot, newDataShare: 0.11 }), p, none).fires).toBe(true);
+  });
+});

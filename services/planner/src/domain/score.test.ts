@@ -1,0 +1,138 @@
+import { MAX_PRIORITY, MIN_PRIORITY } from '@icepack/types';
+import { describe, expect, it } from 'vitest';
+import { resolvePolicy } from './policy.ts';
+import {
+  agingPart,
+  DEFAULT_SCORE_OPTIONS,
+  priorityForScore,
+  scoreTask,
+  withAging,
+} from './score.ts';
+import { tableState } from './state-fixtures.ts';
+
+const policy = resolvePolicy({}).policy;
+const o = DEFAULT_SCORE_OPTIONS;
+
+describe('scores', () => {
+  it('merge and sort start above cleanup', () => {
+    const state = tableState({ snapshots: 51, smallFiles: 21, newDataFiles: 1 });
+    const cleanup = scoreTask('cleanup', state, policy, 0);
+    expect(scoreTask('merge', state, policy, 0).total).toBeGreaterThan(cleanup.total);
+    expect(scoreTask('sort', state, policy, 0).total).toBeGreaterThan(cleanup.total);
+  });
+
+  it('cleanup rises in steps with the snapshot count', () => {
+    const at = (snapshots: number) =>
+      scoreTask('cleanup', tableState({ snapshots }), policy, 0).total;
+    expect(at(51)).toBe(at(99)); // same step
+    expect(at(100)).toBe(at(99) + o.snapshotStepPoints);
+    expect(at(1000)).toBeGreaterThan(at(100));
+  });
+
+  it.each([
+    [
+      'small files',
+      (n: number) => tableState({ smallFiles: n }),
+      o.smallFileStep,
+      o.smallFileStepPoints,
+    ],
+    [
+      'delete files',
+      (n: number) => tableState({ positionDeleteFiles: n }),
+      o.deleteFileStep,
+      o.deleteFileStepPoints,
+    ],
+  ] as const)('merge and sort rise in steps with %s', (_name, make, step, points) => {
+    for (const type of ['merge', 'sort'] as const) {
+      const at = (n: number) => scoreTask(type, make(n), policy, 0).total;
+      expect(at(step - 1)).toBe(at(0));
+      expect(at(step)).toBe(at(0) + points);
+      expect(at(3 * step)).toBe(at(0) + 3 * points);
+    }
+  });
+
+  it('deletes weigh more than small files per step', () => {
+    const deletes = scoreTask('merge', tableState({ positionDeleteFiles: 20 }), policy, 0).total;
+    const small = scoreTask('merge', tableState({ smallFiles: 20 }), policy, 0).total;
+    expect(deletes).toBeGreaterThan(small);
+  });
+
+  it('keeps its parts, which sum to the total', () => {
+    const score = scoreTask(
+      'merge',
+      tableState({ smallFiles: 80, positionDeleteFiles: 12 }),
+      policy,
+      11 * 60_000,
+    );
+    expect(score.parts.map((p) => p.factor)).toEqual([
+      'base',
+      'delete-files',
+      'small-files',
+      'waiting',
+    ]);
+    expect(score.parts.find((p) => p.factor === 'small-files')).toEqual({
+      factor: 'small-files',
+      value: 80,
+      threshold: 20,
+      points: 4 * 50,
+    });
+    expect(score.parts.reduce((s, p) => s + p.points, 0)).toBe(score.total);
+    expect(score.priority).toBe(MAX_PRIORITY - score.total);
+  });
+
+  it('caps the steps of one factor', () => {
+    const huge = scoreTask('merge', tableState({ smallFiles: 10_000_000 }), policy, 0);
+    expect(huge.parts.find((p) => p.factor === 'small-files')?.points).toBe(
+      o.maxSteps * o.smallFileStepPoints,
+    );
+  });
+});
+
+describe('aging', () => {
+  it('rises with waiting time, in steps of agingStepMs', () => {
+    expect(agingPart(o.agingStepMs - 1).points).toBe(0);
+    expect(agingPart(o.agingStepMs).points).toBe(o.agingStepPoints);
+    expect(agingPart(10 * o.agingStepMs).points).toBe(10 * o.agingStepPoints);
+    expect(agingPart(-5).points).toBe(0); // clock skew never lowers a score
+  });
+
+  it('lets a waiting cleanup overtake a fresh merge after (merge base - cleanup base) / rate', () => {
+    const state = tableState({ snapshots: 51, smallFiles: 21, newDataFiles: 1 });
+    const fresh = scoreTask('merge', state, policy, 0);
+    const gap = fresh.total - scoreTask('cleanup', state, policy, 0).total;
+    const overtakeMs = Math.ceil(gap / o.agingStepPoints + 1) * o.agingStepMs;
+    expect(scoreTask('cleanup', state, policy, overtakeMs).priority).toBeLessThan(fresh.priority);
+    expect(overtakeMs).toBeLessThanOrEqual(4 * 3600 * 1000); // documented: about 3 h with the defaults
+  });
+
+  it('withAging replaces the waiting part and keeps the others', () => {
+    const score = scoreTask('cleanup', tableState({ snapshots: 120 }), policy, 0);
+    const aged = withAging(score, 3 * o.agingStepMs);
+    expect(aged.parts.filter((p) => p.factor === 'waiting')).toHaveLength(1);
+    expect(aged.total).toBe(score.total + 3 * o.agingStepPoints);
+  });
+
+  it('uses configured step sizes and rate', () => {
+    const fast = { ...o, agingStepMs: 1000, agingStepPoints: 500 };
+    expect(agingPart(2500, fast).points).toBe(1000);
+  });
+});
+
+describe('priorityForScore', () => {
+  it('is monotone: a higher score never gets a later (higher) priority number', () => {
+    let previous = priorityForScore(-10);
+    for (let total = -10; total < 50_000; total += 7) {
+      const p = priorityForScore(total);
+      expect(p).toBeLessThanOrEqual(previous);
+      previous = p;
+    }
+  });
+
+  it('stays within 1..2,097,151 and never yields 0', () => {
+    expect(priorityForScore(0)).toBe(MAX_PRIORITY);
+    expect(priorityForScore(-1e9)).toBe(MAX_PRIORITY);
+    expect(priorityForScore(MAX_PRIORITY + 1e9)).toBe(MIN_PRIORITY);
+    expect(priorityForScore(MAX_PRIORITY)).toBe(MIN_PRIORITY);
+    expect(priorityForScore(1000)).toBe(MAX_PRIORITY - 1000);
+  });
+});

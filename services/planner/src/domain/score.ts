@@ -1,0 +1,166 @@
+// Task scores: higher runs first. The parts are kept with the task so a score explains itself.
+import {
+  MAX_PRIORITY,
+  MIN_PRIORITY,
+  type TableState,
+  type TaskScore,
+  type TaskType,
+} from '@icepack/types';
+import type { Policy } from './policy.ts';
+import { deleteFiles } from './rules.ts';
+
+export interface ScoreOptions {
+  /** Starting points per task type; merge and sort start above cleanup. Default 100 / 1000 / 1000. */
+  readonly basePoints: Readonly<Record<TaskType, number>>;
+  /** Snapshots per cleanup step. Default 50. */
+  readonly snapshotStep: number;
+  /** Points per snapshot step. Default 50. */
+  readonly snapshotStepPoints: number;
+  /** Small files per merge/sort step. Default 20. */
+  readonly smallFileStep: number;
+  /** Points per small-file step. Default 50. */
+  readonly smallFileStepPoints: number;
+  /** Delete files per merge/sort step. Default 10. */
+  readonly deleteFileStep: number;
+  /** Points per delete-file step (deletes slow every read, so they weigh more). Default 100. */
+  readonly deleteFileStepPoints: number;
+  /** Steps counted per factor at most, so one huge table cannot swamp aging. Default 100. */
+  readonly maxSteps: number;
+  /** Waiting time per aging step. Default 5 minutes. */
+  readonly agingStepMs: number;
+  /** Points per aging step. Default 25: a fresh cleanup overtakes a fresh merge after 3 h. */
+  readonly agingStepPoints: number;
+}
+
+export const DEFAULT_SCORE_OPTIONS: ScoreOptions = {
+  basePoints: { cleanup: 100, merge: 1000, sort: 1000 },
+  snapshotStep: 50,
+  snapshotStepPoints: 50,
+  smallFileStep: 20,
+  smallFileStepPoints: 50,
+  deleteFileStep: 10,
+  deleteFileStepPoints: 100,
+  maxSteps: 100,
+  agingStepMs: 5 * 60 * 1000,
+  agingStepPoints: 25,
+};
+
+export type ScorePart = TaskScore['parts'][number];
+
+export const ScoreFactor = {
+  base: 'base',
+  snapshots: 'snapshots',
+  smallFiles: 'small-files',
+  deleteFiles: 'delete-files',
+  waiting: 'waiting',
+} as const;
+
+function stepped(
+  factor: string,
+  value: number,
+  threshold: number,
+  step: number,
+  points: number,
+  maxSteps: number,
+): ScorePart {
+  const steps = step > 0 ? Math.min(Math.floor(value / step), maxSteps) : 0;
+  return { factor, value, threshold, points: steps * points };
+}
+
+/** Points for waiting `waitedMs`: one step per `agingStepMs`, uncapped so nothing starves. */
+export function agingPart(
+  waitedMs: number,
+  options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
+): ScorePart {
+  const waited = Math.max(0, waitedMs);
+  const steps = options.agingStepMs > 0 ? Math.floor(waited / options.agingStepMs) : 0;
+  return {
+    factor: ScoreFactor.waiting,
+    value: waited,
+    threshold: options.agingStepMs,
+    points: steps * options.agingStepPoints,
+  };
+}
+
+/** The parts that come from the table state (everything but waiting). */
+export function stateParts(
+  type: TaskType,
+  state: TableState,
+  policy: Policy,
+  options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
+): ScorePart[] {
+  const parts: ScorePart[] = [
+    { factor: ScoreFactor.base, value: 1, points: options.basePoints[type] },
+  ];
+  if (type === 'cleanup') {
+    parts.push(
+      stepped(
+        ScoreFactor.snapshots,
+        state.snapshots.total,
+        policy.snapshotThreshold,
+        options.snapshotStep,
+        options.snapshotStepPoints,
+        options.maxSteps,
+      ),
+    );
+  } else {
+    parts.push(
+      stepped(
+        ScoreFactor.deleteFiles,
+        deleteFiles(state),
+        policy.deleteFileThreshold,
+        options.deleteFileStep,
+        options.deleteFileStepPoints,
+        options.maxSteps,
+      ),
+      stepped(
+        ScoreFactor.smallFiles,
+        state.files.smallFiles,
+        policy.smallFileThreshold,
+        options.smallFileStep,
+        options.smallFileStepPoints,
+        options.maxSteps,
+      ),
+    );
+  }
+  return parts;
+}
+
+/**
+ * Score → BullMQ priority: `MAX_PRIORITY - total`, clamped to 1..MAX_PRIORITY. Lower runs
+ * first, so a higher score gives a lower number; never 0 (0 would jump every queue).
+ */
+export function priorityForScore(total: number): number {
+  const p = MAX_PRIORITY - Math.round(total);
+  return Math.min(MAX_PRIORITY, Math.max(MIN_PRIORITY, p));
+}
+
+/** Sums parts into a score with its priority. */
+export function scoreFromParts(parts: readonly ScorePart[]): TaskScore {
+  const total = parts.reduce((sum, p) => sum + p.points, 0);
+  return { total, priority: priorityForScore(total), parts: [...parts] };
+}
+
+/** Replaces the waiting part of a score (the aging pass). */
+export function withAging(
+  score: TaskScore,
+  waitedMs: number,
+  options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
+): TaskScore {
+  const parts = score.parts.filter((p) => p.factor !== ScoreFactor.waiting);
+  return scoreFromParts([...parts, agingPart(waitedMs, options)]);
+}
+
+/** The full score of a task of `type` on `state` that has waited `waitedMs`. */
+export function scoreTask(
+  type: TaskType,
+  state: TableState,
+  policy: Policy,
+  waitedMs: number,
+  options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
+): TaskScore {
+  return scoreFromParts([
+    ...stateParts(type, state, policy, options),
+    agingPart(waitedMs, options),
+  ]);
+}

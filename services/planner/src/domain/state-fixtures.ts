@@ -1,0 +1,47 @@
+// Table states for tests and benchmarks: a healthy table, with the figures a test is about overridden.
+import { sampleTableState, type TableState } from '@icepack/types';
+
+export interface StateFigures {
+  readonly smallFiles?: number;
+  readonly positionDeleteFiles?: number;
+  readonly equalityDeleteFiles?: number;
+  readonly deletionVectors?: number;
+  readonly snapshots?: number;
+  readonly newSnapshots?: number | undefined;
+  readonly newDataFiles?: number;
+  readonly newDataShare?: number;
+  readonly sorted?: boolean;
+}
+
+/** A table no rule fires for (0 small files, 0 deletes, 1 snapshot, no new data) unless overridden. */
+export function tableState(
+  figures: StateFigures = {},
+  overrides: Partial<TableState> = {},
+): TableState {
+  const base = sampleTableState();
+  const newFiles = figures.newDataFiles ?? 0;
+  return {
+    ...base,
+    properties: {},
+    files: {
+      ...base.files,
+      smallFiles: figures.smallFiles ?? 0,
+      positionDeleteFiles: figures.positionDeleteFiles ?? 0,
+      equalityDeleteFiles: figures.equalityDeleteFiles ?? 0,
+      deletionVectors: figures.deletionVectors ?? 0,
+    },
+    snapshots: {
+      ...base.snapshots,
+      total: figures.snapshots ?? 1,
+      sinceLastExpire: 'newSnapshots' in figures ? figures.newSnapshots : (figures.snapshots ?? 1),
+    },
+    newData: {
+      ...base.newData,
+      files: newFiles,
+      bytes: newFiles * 1024 * 1024,
+      share: figures.newDataShare ?? 0,
+    },
+    sortOrder: figures.sorted === false ? { orderId: 0, fields: [] } : base.sortOrder,
+    ...overrides,
+  };
+}
