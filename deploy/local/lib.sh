@@ -125,7 +125,9 @@ mvn_run() (
   command -v mvn >/dev/null || die "Maven (mvn) is required to download jars"
   mkdir -p "$ICEPACK_M2"
   lock "$ICEPACK_CACHE/.m2.lock"
-  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$ICEPACK_M2" "$@" \
+  # Maven 3.8 prints colour resets even in batch mode; strip them from the logs.
+  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$ICEPACK_M2" "$@" 2>&1 \
+    | sed 's/\x1b\[[0-9;]*m//g' >&2 \
     || die "mvn $* failed (or timed out after ${ICEPACK_DOWNLOAD_TIMEOUT}s)"
 )
 
