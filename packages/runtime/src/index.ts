@@ -62,3 +62,5 @@ export type {
 export { createRedisConnection, RedisRole } from './redis/create-redis-connection.ts';
 export type { RedisConnection, RedisConnectionOptions } from './redis/create-redis-connection.ts';
 export { evictionPolicyWarning } from './redis/eviction-policy.ts';
+export { retryUntil, ShutdownInProgressError } from './retry/retry-until.ts';
+export type { RetryUntilOptions } from './retry/retry-until.ts';

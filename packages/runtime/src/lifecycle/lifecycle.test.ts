@@ -31,6 +31,7 @@ describe('Lifecycle', () => {
       lifecycle.shutdown('SIGINT'),
     ]);
     expect(order).toEqual(['http', 'kafka', 'redis']);
+    expect(lifecycle.signal.aborted).toBe(true);
     expect(first).toEqual({ clean: true, failed: [], timedOut: false });
     expect(second).toBe(first);
     expect(lines.filter((l) => l.msg === 'shutdown step').map((l) => l.step)).toEqual([

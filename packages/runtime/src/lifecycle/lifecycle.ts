@@ -27,6 +27,7 @@ export class Lifecycle {
   #logger: Logger;
   #timeoutMs: number;
   readonly #steps: Step[] = [];
+  readonly #aborter = new AbortController();
   #shutdown: Promise<ShutdownOutcome> | undefined;
 
   constructor(options: LifecycleOptions) {
@@ -48,12 +49,18 @@ export class Lifecycle {
     return this.#shutdown !== undefined;
   }
 
+  /** Aborted when shutdown begins: pass it to start-up retries and long waits. */
+  get signal(): AbortSignal {
+    return this.#aborter.signal;
+  }
+
   onShutdown(name: string, fn: () => unknown): void {
     this.#steps.push({ name, fn });
   }
 
   /** Runs the steps once; later calls return the same outcome. */
   shutdown(reason: string): Promise<ShutdownOutcome> {
+    if (this.#shutdown === undefined) this.#aborter.abort();
     this.#shutdown ??= this.#run(reason);
     return this.#shutdown;
   }

@@ -52,7 +52,17 @@ export function runService(
 
   main(lifecycle).then(
     () => lifecycle.logger.info('service started'),
-    fatal('service failed to start'),
+    (error: unknown) => {
+      // A signal during start-up aborts the retries in `main`: that is a clean stop.
+      if (lifecycle.shuttingDown) {
+        lifecycle.logger.info(
+          { reason: (error as Error).message },
+          'start-up interrupted by shutdown',
+        );
+        return;
+      }
+      fatal('service failed to start')(error);
+    },
   );
   return lifecycle;
 }

@@ -1,0 +1,3 @@
+// Test helpers, imported as `@icepack/runtime/testing`; not for production code.
+export { ServiceProcess } from './service-process.ts';
+export type { ReadyzResponse, ServiceProcessOptions } from './service-process.ts';
