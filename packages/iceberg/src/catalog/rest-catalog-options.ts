@@ -1,0 +1,60 @@
+import type { RestCatalogAuth } from './catalog-auth.ts';
+import { resolveRetry, type ResolvedRetry, type RetryOptions } from './retry-policy.ts';
+import type { FileIO } from '../io/file-io.ts';
+import type { StorageCredential } from '../io/storage-credentials.ts';
+
+export interface RestCatalogOptions {
+  /** The catalog's name in Icepack: the `catalog` of every TableId it returns. */
+  readonly name: string;
+  /** Base URI, e.g. `http://127.0.0.1:18181` (the `/v1/...` paths go below it). */
+  readonly uri: string;
+  /** Sent as `?warehouse=` to `GET /v1/config`. Default: none. */
+  readonly warehouse?: string;
+  /** Client properties: merged as server defaults ← these ← server overrides. Default: {}. */
+  readonly properties?: Readonly<Record<string, string>>;
+  /** Default: `{ type: 'none' }`. */
+  readonly auth?: RestCatalogAuth;
+  /** Per attempt. Default: 30 s. */
+  readonly timeoutMs?: number;
+  readonly retry?: RetryOptions;
+  /** Ask for vended storage credentials on load table. Default: true. */
+  readonly vendedCredentials?: boolean;
+  /** `pageSize` sent with list calls; servers that do not page ignore it. Default: 100. */
+  readonly pageSize?: number;
+  /** Builds the FileIO of a loaded table. Default: `TableFileIO` (file: and s3:). */
+  readonly fileIO?: (
+    properties: Readonly<Record<string, string>>,
+    credentials: readonly StorageCredential[],
+  ) => FileIO;
+  /** For tests: how to wait between retries. Default: a timer. */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly now?: () => number;
+}
+
+export interface ResolvedRestCatalogOptions {
+  readonly name: string;
+  readonly uri: string;
+  readonly warehouse: string | undefined;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly auth: RestCatalogAuth;
+  readonly timeoutMs: number;
+  readonly retry: ResolvedRetry;
+  readonly vendedCredentials: boolean;
+  readonly pageSize: number;
+}
+
+export function resolveRestCatalogOptions(options: RestCatalogOptions): ResolvedRestCatalogOptions {
+  if (!/^https?:\/\//.test(options.uri))
+    throw new TypeError(`catalog uri must be http(s), got ${options.uri}`);
+  return {
+    name: options.name,
+    uri: options.uri.replace(/\/+$/, ''),
+    warehouse: options.warehouse,
+    properties: options.properties ?? {},
+    auth: options.auth ?? { type: 'none' },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    retry: resolveRetry(options.retry),
+    vendedCredentials: options.vendedCredentials ?? true,
+    pageSize: options.pageSize ?? 100,
+  };
+}

@@ -1,0 +1,322 @@
+import {
+  MAX_TABLE_STATE_PARTITIONS,
+  tableStateSchema,
+  type PartitionState,
+  type RefState,
+  type TableState,
+} from '@icepack/types';
+import type { LoadedTable } from '../metadata/loaded-table.ts';
+import { currentSnapshot, snapshotsSinceLast } from '../metadata/snapshot-history.ts';
+import {
+  SnapshotOperation,
+  type Snapshot,
+  type TableMetadataModel,
+} from '../metadata/table-model.ts';
+import { ManifestCache } from '../manifest/manifest-cache.ts';
+import type { ManifestFile } from '../manifest/manifest-file.ts';
+import { deriveFromManifest, readSnapshotManifests } from '../manifest/read-manifests.ts';
+import {
+  addAggregate,
+  aggregateManifest,
+  emptyAggregate,
+  type AddedFigures,
+  type ManifestAggregate,
+  type PartitionFigures,
+} from './manifest-aggregate.ts';
+import { renderPartition } from './partition-text.ts';
+import { toSizeBuckets } from './size-histogram.ts';
+import { minFileSizeBytes, type PropertyProblem } from './table-properties.ts';
+
+export interface ComputeTableStateOptions {
+  /** The table's last state: when its metadata location is unchanged nothing is read. */
+  readonly previous?: TableState;
+  /**
+   * Where manifest aggregates are kept between scans: manifests seen before are not read
+   * again. Default: a new cache (everything is read).
+   */
+  readonly cache?: ManifestCache;
+  /** The policy's min file size; `icepack.min-file-size-bytes` on the table wins. */
+  readonly minFileSizeBytes?: number;
+  /** When each task type last ran (from the planner/dispatcher); default: the previous state's. */
+  readonly lastMaintenance?: TableState['lastMaintenance'];
+  /** Partitions listed, worst first. Default and maximum: `MAX_TABLE_STATE_PARTITIONS`. */
+  readonly maxPartitions?: number;
+  /** Manifests read at once. Default: 8. */
+  readonly concurrency?: number;
+  /** Told about a table property that could not be used (its default applied). */
+  readonly onPropertyProblem?: (problem: PropertyProblem) => void;
+  readonly now?: () => Date;
+  readonly signal?: AbortSignal;
+}
+
+const SUMMARY = {
+  addedDataFiles: 'added-data-files',
+  addedFilesSize: 'added-files-size',
+  addedRecords: 'added-records',
+  addedDeleteFiles: 'added-delete-files',
+} as const;
+
+/**
+ * The TableState of maintenance-rules.md for a loaded table. Reads the current snapshot's
+ * manifest list and each manifest not already aggregated in the cache (manifests never
+ * change, so a manifest seen in an earlier scan is not read again).
+ */
+export async function computeTableState(
+  loaded: LoadedTable,
+  options: ComputeTableStateOptions = {},
+): Promise<TableState> {
+  const now = (options.now ?? (() => new Date()))();
+  const { previous } = options;
+  const lastMaintenance = options.lastMaintenance ?? previous?.lastMaintenance;
+  if (previous !== undefined && previous.metadataLocation === loaded.metadataLocation) {
+    return {
+      ...previous,
+      scannedAt: now.toISOString(),
+      ...(lastMaintenance === undefined ? {} : { lastMaintenance }),
+    };
+  }
+
+  const metadata = loaded.metadata;
+  const cache = options.cache ?? new ManifestCache();
+  const threshold = minFileSizeBytes(
+    metadata.properties,
+    options.minFileSizeBytes,
+    options.onPropertyProblem,
+  );
+  const totals = await aggregateSnapshot(loaded, threshold, cache, options);
+
+  const state: TableState = {
+    table: loaded.id,
+    scannedAt: now.toISOString(),
+    metadataLocation: loaded.metadataLocation,
+    formatVersion: metadata.formatVersion,
+    tableUuid: metadata.tableUuid === '' ? 'unknown' : metadata.tableUuid,
+    currentSnapshotId: metadata.currentSnapshotId,
+    lastSequenceNumber: metadata.lastSequenceNumber,
+    properties: { ...metadata.properties },
+    partitionSpec: partitionSpecState(metadata),
+    sortOrder: sortOrderState(metadata),
+    files: {
+      dataFiles: totals.dataFiles,
+      dataBytes: totals.dataBytes,
+      records: totals.records,
+      smallFiles: totals.smallFiles,
+      smallFileBytes: totals.smallFileBytes,
+      smallFileThresholdBytes: threshold,
+      positionDeleteFiles: totals.positionDeleteFiles,
+      equalityDeleteFiles: totals.equalityDeleteFiles,
+      deletionVectors: totals.deletionVectors,
+      deleteFileBytes: totals.deleteFileBytes + sum(totals.puffinFiles.values()),
+      positionDeleteRecords: totals.positionDeleteRecords,
+      equalityDeleteRecords: totals.equalityDeleteRecords,
+    },
+    sizeHistogram: toSizeBuckets(totals.histogramFiles, totals.histogramBytes),
+    snapshots: snapshotFigures(metadata, lastMaintenance?.cleanup),
+    newData: newData(metadata, totals),
+    refs: refStates(metadata),
+    partitions: worstPartitions(
+      totals.partitions,
+      Math.min(options.maxPartitions ?? MAX_TABLE_STATE_PARTITIONS, MAX_TABLE_STATE_PARTITIONS),
+    ),
+    ...(lastMaintenance === undefined ? {} : { lastMaintenance }),
+  };
+  // The planner trusts this message: check the contract here rather than downstream.
+  return tableStateSchema.parse(state);
+}
+
+async function aggregateSnapshot(
+  loaded: LoadedTable,
+  threshold: number,
+  cache: ManifestCache,
+  options: ComputeTableStateOptions,
+): Promise<ManifestAggregate> {
+  const totals = emptyAggregate();
+  const snapshot = currentSnapshot(loaded.metadata);
+  if (snapshot === null) return totals;
+  const manifests = await readSnapshotManifests(loaded.io, snapshot, cache, options.signal);
+  const schema = loaded.metadata.schemas.get(loaded.metadata.currentSchemaId);
+  const kind = `health:${threshold}`;
+  const aggregateOf = (manifest: ManifestFile): Promise<ManifestAggregate> =>
+    deriveFromManifest(
+      loaded.io,
+      manifest,
+      cache,
+      kind,
+      () => {
+        const spec = loaded.metadata.partitionSpecs.get(manifest.partitionSpecId);
+        return aggregateManifest({
+          specId: manifest.partitionSpecId,
+          smallFileThresholdBytes: threshold,
+          renderPartition: (p) => renderPartition(p, spec, schema),
+        });
+      },
+      options.signal,
+    );
+  const aggregates = await mapConcurrent(manifests, options.concurrency ?? 8, aggregateOf);
+  for (const aggregate of aggregates) addAggregate(totals, aggregate);
+  return totals;
+}
+
+async function mapConcurrent<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
+}
+
+function sum(values: Iterable<number>): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
+}
+
+function partitionSpecState(metadata: TableMetadataModel): TableState['partitionSpec'] {
+  const spec = metadata.partitionSpecs.get(metadata.defaultSpecId);
+  return {
+    specId: metadata.defaultSpecId,
+    fields: (spec?.fields ?? []).map((f) => ({
+      sourceId: f.sourceId,
+      fieldId: f.fieldId,
+      name: f.name,
+      transform: f.transform,
+    })),
+  };
+}
+
+function sortOrderState(metadata: TableMetadataModel): TableState['sortOrder'] {
+  const order = metadata.sortOrders.get(metadata.defaultSortOrderId);
+  const schema = metadata.schemas.get(metadata.currentSchemaId);
+  return {
+    orderId: metadata.defaultSortOrderId,
+    fields: (order?.fields ?? []).map((f) => {
+      const column = schema?.columnNames.get(f.sourceId);
+      return {
+        sourceId: f.sourceId,
+        ...(column === undefined ? {} : { column }),
+        transform: f.transform,
+        direction: f.direction,
+        nullOrder: f.nullOrder,
+      };
+    }),
+  };
+}
+
+function snapshotFigures(
+  metadata: TableMetadataModel,
+  lastExpireAt: string | undefined,
+): TableState['snapshots'] {
+  const times = metadata.snapshots.map((s) => s.timestampMs);
+  const since = snapshotsSinceLast(metadata, SnapshotOperation.replace);
+  const expireMs = lastExpireAt === undefined ? undefined : Date.parse(lastExpireAt);
+  return {
+    total: metadata.snapshots.length,
+    ...(expireMs === undefined
+      ? {}
+      : { sinceLastExpire: times.filter((t) => t > expireMs).length }),
+    sinceLastRewrite: since.snapshots.length,
+    ...(times.length === 0
+      ? {}
+      : {
+          oldestAt: new Date(Math.min(...times)).toISOString(),
+          newestAt: new Date(Math.max(...times)).toISOString(),
+        }),
+  };
+}
+
+function summaryInt(snapshot: Snapshot, key: string): number | undefined {
+  const value = snapshot.summary[key];
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * Data added by one snapshot: its summary when that says it exactly (`added-files-size`
+ * also counts delete files, so only when it added none), else the live data files that
+ * snapshot added, from the manifests.
+ */
+function addedBy(snapshot: Snapshot, totals: ManifestAggregate): AddedFigures {
+  const files = summaryInt(snapshot, SUMMARY.addedDataFiles);
+  const bytes = summaryInt(snapshot, SUMMARY.addedFilesSize);
+  const records = summaryInt(snapshot, SUMMARY.addedRecords);
+  const deletes = summaryInt(snapshot, SUMMARY.addedDeleteFiles) ?? 0;
+  if (files === 0) return { files: 0, bytes: 0, records: 0 };
+  if (files !== undefined && bytes !== undefined && records !== undefined && deletes === 0) {
+    return { files, bytes, records };
+  }
+  return totals.addedBySnapshot.get(snapshot.snapshotId) ?? { files: 0, bytes: 0, records: 0 };
+}
+
+function newData(metadata: TableMetadataModel, totals: ManifestAggregate): TableState['newData'] {
+  const { since, snapshots } = snapshotsSinceLast(metadata, SnapshotOperation.replace);
+  if (since === null) {
+    // Never rewritten (or its last rewrite has been expired): all data is new.
+    return {
+      sinceSnapshotId: null,
+      files: totals.dataFiles,
+      records: totals.records,
+      bytes: totals.dataBytes,
+      share: totals.dataBytes > 0 ? 1 : 0,
+    };
+  }
+  const added = { files: 0, bytes: 0, records: 0 };
+  for (const snapshot of snapshots) {
+    const a = addedBy(snapshot, totals);
+    added.files += a.files;
+    added.bytes += a.bytes;
+    added.records += a.records;
+  }
+  return {
+    sinceSnapshotId: since.snapshotId,
+    ...added,
+    share: totals.dataBytes > 0 ? Math.min(1, added.bytes / totals.dataBytes) : 0,
+  };
+}
+
+function refStates(metadata: TableMetadataModel): RefState[] {
+  return [...metadata.refs.values()]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((r) => ({
+      name: r.name,
+      type: r.type,
+      snapshotId: r.snapshotId,
+      ...(r.maxRefAgeMs === undefined ? {} : { maxRefAgeMs: r.maxRefAgeMs }),
+      ...(r.maxSnapshotAgeMs === undefined ? {} : { maxSnapshotAgeMs: r.maxSnapshotAgeMs }),
+      ...(r.minSnapshotsToKeep === undefined ? {} : { minSnapshotsToKeep: r.minSnapshotsToKeep }),
+    }));
+}
+
+/** Worst first: most small files, then delete files, then files, then bytes. */
+function worstPartitions(
+  partitions: ReadonlyMap<string, PartitionFigures>,
+  max: number,
+): PartitionState[] {
+  return [...partitions.entries()]
+    .sort(
+      ([ka, a], [kb, b]) =>
+        b.smallFiles - a.smallFiles ||
+        b.deleteFiles - a.deleteFiles ||
+        b.dataFiles - a.dataFiles ||
+        b.bytes - a.bytes ||
+        (ka < kb ? -1 : ka > kb ? 1 : 0),
+    )
+    .slice(0, max)
+    .map(([, p]) => ({
+      specId: p.specId,
+      partition: p.partition,
+      dataFiles: p.dataFiles,
+      smallFiles: p.smallFiles,
+      deleteFiles: p.deleteFiles,
+      bytes: p.bytes,
+    }));
+}

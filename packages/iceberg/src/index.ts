@@ -1,0 +1,111 @@
+// The public surface of @icepack/iceberg, named one by one.
+
+export {
+  IcebergError,
+  IcebergErrorKind,
+  isIcebergError,
+  type IcebergErrorContext,
+  type IcebergErrorOptions,
+} from './errors/iceberg-error.ts';
+
+export {
+  RestCatalog,
+  type CatalogConfig,
+  type LoadTableOptions,
+  type LoadTableOutcome,
+} from './catalog/rest-catalog.ts';
+export {
+  resolveRestCatalogOptions,
+  type RestCatalogOptions,
+  type ResolvedRestCatalogOptions,
+} from './catalog/rest-catalog-options.ts';
+export { DEFAULT_OAUTH2_SCOPE, type RestCatalogAuth } from './catalog/catalog-auth.ts';
+export { OAuth2TokenSource, type OAuth2TokenOptions } from './catalog/oauth2-token.ts';
+export {
+  resolveRetry,
+  retryDelayMs,
+  parseRetryAfter,
+  type RetryOptions,
+  type ResolvedRetry,
+} from './catalog/retry-policy.ts';
+export { NAMESPACE_SEPARATOR, encodeNamespace, namespaceParam } from './catalog/namespace-path.ts';
+
+export {
+  SnapshotOperation,
+  type Snapshot,
+  type SnapshotRef,
+  type PartitionField,
+  type PartitionSpec,
+  type SortField,
+  type SortOrder,
+  type TableSchema,
+  type TableMetadataModel,
+} from './metadata/table-model.ts';
+export { parseTableModel, toTableModel, tableModelFromWire } from './metadata/to-table-model.ts';
+export {
+  snapshotAncestry,
+  snapshotsSinceLast,
+  currentSnapshot,
+  type SnapshotsSince,
+} from './metadata/snapshot-history.ts';
+export { loadTableFromMetadataFile, type LoadedTable } from './metadata/loaded-table.ts';
+
+export { schemeOf, type FileIO } from './io/file-io.ts';
+export { LocalFileIO, localPath } from './io/local-file-io.ts';
+export {
+  S3FileIO,
+  S3Properties,
+  parseS3Location,
+  s3OptionsFromProperties,
+  type S3FileIOOptions,
+} from './io/s3-file-io.ts';
+export { TableFileIO, type TableFileIOOptions } from './io/table-file-io.ts';
+export { credentialFor, type StorageCredential } from './io/storage-credentials.ts';
+
+export {
+  ManifestContent,
+  EntryStatus,
+  FileContent,
+  isLive,
+  isDeletionVector,
+  type ManifestFile,
+  type ManifestEntry,
+} from './manifest/manifest-file.ts';
+export { decodeManifestList } from './manifest/manifest-list-reader.ts';
+export { decodeManifest, type DecodeManifestResult } from './manifest/manifest-reader.ts';
+export {
+  readAvroContainer,
+  type AvroContainer,
+  type AvroBlock,
+} from './manifest/avro-container.ts';
+export {
+  exactLongType,
+  exactLongHook,
+  decodeZigZag,
+  encodeZigZag,
+  type ExactLong,
+} from './manifest/exact-long.ts';
+export { ByteBoundedLru } from './manifest/byte-bounded-lru.ts';
+export {
+  ManifestCache,
+  DEFAULT_MANIFEST_CACHE_BYTES,
+  type ManifestCacheOptions,
+  type ManifestReadStats,
+} from './manifest/manifest-cache.ts';
+export {
+  readSnapshotManifests,
+  readManifestEntries,
+  deriveFromManifest,
+  type ManifestDerivation,
+} from './manifest/read-manifests.ts';
+
+export { computeTableState, type ComputeTableStateOptions } from './health/compute-table-state.ts';
+export {
+  TableProperties,
+  DEFAULT_TARGET_FILE_SIZE_BYTES,
+  MIN_FILE_SIZE_RATIO,
+  minFileSizeBytes,
+  type PropertyProblem,
+} from './health/table-properties.ts';
+export { SIZE_HISTOGRAM_BOUNDS } from './health/size-histogram.ts';
+export { renderPartitionValue } from './health/partition-text.ts';

@@ -1,0 +1,69 @@
+import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
+import { schemeOf, type FileIO } from './file-io.ts';
+import { LocalFileIO } from './local-file-io.ts';
+import { S3FileIO, s3OptionsFromProperties } from './s3-file-io.ts';
+import { credentialFor, type StorageCredential } from './storage-credentials.ts';
+
+export interface TableFileIOOptions {
+  /** Catalog and table config (`s3.endpoint`, `s3.access-key-id` …); later keys win. */
+  readonly properties?: Readonly<Record<string, string>>;
+  /** Vended credentials; the longest matching prefix applies to a location. */
+  readonly storageCredentials?: readonly StorageCredential[];
+}
+
+const S3_SCHEMES = new Set(['s3', 's3a', 's3n']);
+
+/**
+ * Routes each location to the FileIO of its scheme: `file:` and plain paths to the local
+ * file system, `s3:`/`s3a:`/`s3n:` to S3 with the credentials for that location. Any other
+ * scheme is an `unsupported` error that names it.
+ */
+export class TableFileIO implements FileIO {
+  readonly #local = new LocalFileIO();
+  readonly #s3 = new Map<string, S3FileIO>();
+  readonly #options: TableFileIOOptions;
+
+  constructor(options: TableFileIOOptions = {}) {
+    this.#options = options;
+  }
+
+  read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
+    return this.#for(location).read(location, signal);
+  }
+
+  readRange(
+    location: string,
+    offset: number,
+    length: number,
+    signal?: AbortSignal,
+  ): Promise<Uint8Array> {
+    return this.#for(location).readRange(location, offset, length, signal);
+  }
+
+  #for(location: string): FileIO {
+    const scheme = schemeOf(location);
+    if (scheme === null || scheme === 'file') return this.#local;
+    if (S3_SCHEMES.has(scheme)) return this.#s3For(location);
+    throw new IcebergError(IcebergErrorKind.unsupported, `unsupported file scheme "${scheme}"`, {
+      file: location,
+    });
+  }
+
+  #s3For(location: string): S3FileIO {
+    const credential = credentialFor(this.#options.storageCredentials ?? [], location);
+    const key = credential?.prefix ?? '';
+    let io = this.#s3.get(key);
+    if (io === undefined) {
+      io = new S3FileIO(
+        s3OptionsFromProperties({ ...this.#options.properties, ...credential?.config }),
+      );
+      this.#s3.set(key, io);
+    }
+    return io;
+  }
+
+  destroy(): void {
+    for (const io of this.#s3.values()) io.destroy();
+    this.#s3.clear();
+  }
+}
