@@ -42,4 +42,18 @@ describe('dispatcher process', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     expect(await service.stop('SIGTERM')).toBe(0);
   });
+
+  it('stays up and not ready while Kafka is unreachable, and a SIGTERM during start-up exits 0', async () => {
+    service = await ServiceProcess.start({
+      entry,
+      env: { ...env, ICEPACK_KAFKA_BROKERS: '127.0.0.1:1' },
+    });
+    const notReady = await service.waitForReadyz(
+      (r) => r.status === 503 && r.body.checks.redis?.ok === true,
+    );
+    expect(notReady.body.failing).toEqual(['kafka']);
+    expect(notReady.body.checks.kafka?.detail).toMatch(/brokers unreachable/);
+    expect(await service.stop('SIGTERM')).toBe(0);
+    expect(service.lines.some((line) => line.level === 'fatal')).toBe(false);
+  });
 });

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ValidationError } from '@icepack/types';
 import { z } from 'zod';
 import { createLogger } from '../logger/create-logger.ts';
 import { requireBearerToken } from './bearer-token.ts';
@@ -67,11 +68,9 @@ describe('createHttpServer', () => {
         z.object({ name: z.string(), spark: z.object({ cores: z.number() }) }).parse(req.body);
       });
       app.post('/ours', () => {
-        // Shaped like @icepack/types' ValidationError.
-        throw Object.assign(new Error('invalid resource group'), {
-          name: 'ValidationError',
-          issues: [{ path: 'cpu', message: 'exceeds capacity', code: 'custom' }],
-        });
+        throw new ValidationError('resource group', [
+          { path: 'cpu', message: 'exceeds capacity', code: 'custom' },
+        ]);
       });
       app.get('/gone', () => {
         throw new HttpError(404, 'no such catalog: x');

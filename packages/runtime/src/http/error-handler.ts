@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { ValidationError, zodIssues } from '@icepack/types';
 import { ZodError } from 'zod';
 import { HttpError } from './http-errors.ts';
 
@@ -44,26 +45,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 function validationFields(error: unknown): readonly FieldProblem[] | undefined {
-  // `ValidationError` of @icepack/types (matched by shape, so a second copy of the package
-  // in a bundle still maps to 400).
-  if (isValidationError(error)) {
-    return error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
-  }
-  if (error instanceof ZodError) {
-    return error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.'),
-      message: issue.message,
-    }));
-  }
-  return undefined;
-}
-
-function isValidationError(error: unknown): error is { issues: readonly FieldProblem[] } {
-  return (
-    error instanceof Error &&
-    error.name === 'ValidationError' &&
-    Array.isArray((error as { issues?: unknown }).issues)
-  );
+  const issues =
+    error instanceof ValidationError
+      ? error.issues
+      : error instanceof ZodError
+        ? zodIssues(error)
+        : undefined;
+  return issues?.map((issue) => ({ path: issue.path, message: issue.message }));
 }
 
 function describe(fields: readonly FieldProblem[]): string {
