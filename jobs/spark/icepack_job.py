@@ -1,0 +1,499 @@
+"""Icepack's Spark maintenance job: one task in, Iceberg maintenance out, one JSON line out.
+
+    spark-submit icepack_job.py --task task.json --catalog-name prod --catalog-uri http://… \
+        [--warehouse …] [--max-concurrent-file-group-rewrites N] [--result-file out.json]
+
+The task is the BullMQ job data (`packages/types` `Task`): `--task FILE`, `--task -` (stdin)
+or `--task-json TEXT`. Catalog secrets come only from the environment (ICEPACK_CATALOG_TOKEN,
+ICEPACK_CATALOG_CREDENTIAL, or their *_FILE variants) and are never printed.
+
+No value of the task is ever spliced into SQL: the table is loaded through Spark's catalog API
+with a structured `Identifier`, and the work runs through Iceberg's Java actions (the same code
+the `system.rewrite_data_files` / `rewrite_position_delete_files` / `expire_snapshots`
+procedures call), with sort orders and partition filters built as Iceberg objects.
+
+Exit codes (see docs/spark-job.md): 0 ok, 1 other failure, 2 bad input, 3 table not found,
+4 commit conflict (retryable), 5 transient I/O (retryable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import datetime
+from typing import Any
+
+
+class ExitCode:
+    OK = 0
+    FAILED = 1
+    BAD_INPUT = 2
+    TABLE_NOT_FOUND = 3
+    COMMIT_CONFLICT = 4
+    TRANSIENT_IO = 5
+
+
+# Error kinds as the dispatcher's task events name them, with their exit code and retryability.
+ERROR_KINDS: dict[str, tuple[int, bool]] = {
+    "failed": (ExitCode.FAILED, False),
+    "bad-input": (ExitCode.BAD_INPUT, False),
+    "table-not-found": (ExitCode.TABLE_NOT_FOUND, False),
+    "commit-conflict": (ExitCode.COMMIT_CONFLICT, True),
+    "io": (ExitCode.TRANSIENT_IO, True),
+}
+
+TASK_TYPES = ("cleanup", "merge", "sort")
+SECRET_PROPERTIES = {"ICEPACK_CATALOG_TOKEN": "token", "ICEPACK_CATALOG_CREDENTIAL": "credential"}
+MAX_MESSAGE_CHARS = 2_000
+
+
+class JobError(Exception):
+    """A failure with a kind from ERROR_KINDS; its message ends up in the task event."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class BadInput(JobError):
+    def __init__(self, message: str) -> None:
+        super().__init__("bad-input", message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure parts (no Spark): reading and checking the task, options, error classification.
+
+
+def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise BadInput(f"{where}.{key} is required")
+    value = obj[key]
+    # bool is an int in Python: never accept it where a number is meant.
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise BadInput(f"{where}.{key} has the wrong type")
+    if not isinstance(value, kind):
+        raise BadInput(f"{where}.{key} has the wrong type")
+    return value
+
+
+def _positive_int(obj: dict[str, Any], key: str, where: str, minimum: int = 1) -> int:
+    value = _require(obj, key, int, where)
+    if value < minimum:
+        raise BadInput(f"{where}.{key} must be at least {minimum}")
+    return value
+
+
+def parse_task(value: Any) -> dict[str, Any]:
+    """Checks the fields this job uses; returns the task. Raises BadInput naming the field."""
+    if not isinstance(value, dict):
+        raise BadInput("task must be a JSON object")
+    task_type = _require(value, "type", str, "task")
+    if task_type not in TASK_TYPES:
+        raise BadInput(f"task.type must be one of {', '.join(TASK_TYPES)}")
+    _require(value, "id", str, "task")
+    table = _require(value, "table", dict, "task")
+    _require(table, "catalog", str, "task.table")
+    namespace = _require(table, "namespace", list, "task.table")
+    if not namespace or not all(isinstance(p, str) and p for p in namespace):
+        raise BadInput("task.table.namespace must be a non-empty list of non-empty strings")
+    if not _require(table, "name", str, "task.table"):
+        raise BadInput("task.table.name must not be empty")
+    params = _require(value, "parameters", dict, "task")
+    where = "task.parameters"
+    if task_type == "cleanup":
+        parse_instant_ms(_require(params, "olderThan", str, where), f"{where}.olderThan")
+        _positive_int(params, "retainLast", where)
+        return value
+    for key in ("targetFileSizeBytes", "maxFileSizeBytes", "minInputFiles", "deleteFileThreshold"):
+        _positive_int(params, key, where)
+    _positive_int(params, "minFileSizeBytes", where, minimum=0)
+    _require(params, "rewritePositionDeletes", bool, where)
+    progress = params.get("partialProgress")
+    if progress is not None:
+        if not isinstance(progress, dict):
+            raise BadInput(f"{where}.partialProgress must be an object")
+        _require(progress, "enabled", bool, f"{where}.partialProgress")
+        if "maxCommits" in progress:
+            _positive_int(progress, "maxCommits", f"{where}.partialProgress")
+    for i, predicate in enumerate(params.get("partitionFilter") or []):
+        p = f"{where}.partitionFilter[{i}]"
+        if not isinstance(predicate, dict):
+            raise BadInput(f"{p} must be an object")
+        if not _require(predicate, "column", str, p):
+            raise BadInput(f"{p}.column must not be empty")
+        if "value" not in predicate or not isinstance(predicate["value"], (str, int, float, bool, type(None))):
+            raise BadInput(f"{p}.value must be a string, number, boolean or null")
+    if task_type == "sort":
+        strategy = _require(params, "strategy", str, where)
+        if strategy not in ("sort", "zorder"):
+            raise BadInput(f"{where}.strategy must be sort or zorder")
+        columns = _require(params, "columns", list, where)
+        if not columns:
+            raise BadInput(f"{where}.columns must not be empty")
+        for i, column in enumerate(columns):
+            c = f"{where}.columns[{i}]"
+            if not isinstance(column, dict) or not isinstance(column.get("name"), str) or not column["name"]:
+                raise BadInput(f"{c}.name is required")
+            if column.get("direction", "asc") not in ("asc", "desc"):
+                raise BadInput(f"{c}.direction must be asc or desc")
+            if column.get("nullOrder", "nulls-first") not in ("nulls-first", "nulls-last"):
+                raise BadInput(f"{c}.nullOrder must be nulls-first or nulls-last")
+    return value
+
+
+def parse_instant_ms(text: str, where: str) -> int:
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise BadInput(f"{where} is not an ISO-8601 date-time: {error}") from None
+    if instant.tzinfo is None:
+        raise BadInput(f"{where} needs a time zone (Z or an offset)")
+    return int(instant.timestamp() * 1000)
+
+
+def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -> dict[str, str]:
+    """The `rewrite_data_files` options of a merge/sort task (Iceberg's option names)."""
+    options = {
+        "target-file-size-bytes": str(params["targetFileSizeBytes"]),
+        "min-file-size-bytes": str(params["minFileSizeBytes"]),
+        "max-file-size-bytes": str(params["maxFileSizeBytes"]),
+        "min-input-files": str(params["minInputFiles"]),
+        "delete-file-threshold": str(params["deleteFileThreshold"]),
+    }
+    progress = params.get("partialProgress")
+    if progress is not None:
+        options["partial-progress.enabled"] = "true" if progress["enabled"] else "false"
+        if progress["enabled"] and "maxCommits" in progress:
+            options["partial-progress.max-commits"] = str(progress["maxCommits"])
+    if max_concurrent_groups is not None:
+        options["max-concurrent-file-group-rewrites"] = str(max_concurrent_groups)
+    return options
+
+
+# Java exception classes by what they mean for the task. Matched against the whole cause chain.
+_NOT_FOUND = (
+    "org.apache.iceberg.exceptions.NoSuchTableException",
+    "org.apache.spark.sql.catalyst.analysis.NoSuchTableException",
+    "org.apache.iceberg.exceptions.NoSuchNamespaceException",
+    "org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException",
+)
+_CONFLICT = (
+    "org.apache.iceberg.exceptions.CommitFailedException",
+    "org.apache.iceberg.exceptions.CommitStateUnknownException",
+)
+_TRANSIENT = (
+    "java.io.IOException",
+    "java.io.UncheckedIOException",
+    "java.net.",
+    "org.apache.iceberg.exceptions.RuntimeIOException",
+    "org.apache.iceberg.exceptions.ServiceUnavailableException",
+    "org.apache.iceberg.exceptions.ServiceFailureException",
+    "org.apache.hc.core5.http.",
+    "software.amazon.awssdk.core.exception.SdkClientException",
+)
+# A ValidationException is a conflict only when a concurrent commit caused it; otherwise it is
+# a bad request (unknown sort column, …).
+_CONFLICT_PHRASES = ("conflict", "found new", "missing required files", "cannot commit", "concurrent")
+
+
+def classify(chain: list[tuple[str, str]]) -> str:
+    """Error kind from a Java cause chain [(class name, message)], outermost first."""
+    names = [name for name, _ in chain]
+    if any(n in _NOT_FOUND for n in names):
+        return "table-not-found"
+    if any(n in _CONFLICT for n in names):
+        return "commit-conflict"
+    for name, message in chain:
+        if name == "org.apache.iceberg.exceptions.ValidationException":
+            lower = message.lower()
+            return "commit-conflict" if any(p in lower for p in _CONFLICT_PHRASES) else "bad-input"
+    if any(n.startswith(prefix) for n in names for prefix in _TRANSIENT):
+        return "io"
+    if any(n == "java.lang.IllegalArgumentException" for n in names):
+        return "bad-input"
+    return "failed"
+
+
+def result_line(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True)
+
+
+def error_payload(task_id: str | None, kind: str, message: str) -> dict[str, Any]:
+    code, retryable = ERROR_KINDS[kind]
+    return {
+        "ok": False,
+        "taskId": task_id,
+        "exitCode": code,
+        "error": {"kind": kind, "message": message[:MAX_MESSAGE_CHARS], "retryable": retryable},
+    }
+
+
+def read_secret(env: dict[str, str], name: str) -> str | None:
+    if env.get(name):
+        return env[name]
+    path = env.get(f"{name}_FILE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return fh.read().strip()
+        except OSError as error:
+            raise BadInput(f"cannot read {name}_FILE: {error.strerror}") from None
+    return None
+
+
+def read_task_text(args: argparse.Namespace) -> str:
+    if args.task_json is not None:
+        return args.task_json
+    if args.task == "-":
+        return sys.stdin.read()
+    try:
+        with open(args.task, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as error:
+        raise BadInput(f"cannot read the task file {args.task}: {error.strerror}") from None
+
+
+def load_task(args: argparse.Namespace) -> dict[str, Any]:
+    text = read_task_text(args)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BadInput(f"task is not valid JSON: {error}") from None
+    return parse_task(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark parts.
+
+
+def java_chain(error: BaseException) -> list[tuple[str, str]]:
+    """(class, message) of a Py4JJavaError's Java exception and its causes."""
+    java = getattr(error, "java_exception", None)
+    chain: list[tuple[str, str]] = []
+    seen = 0
+    while java is not None and seen < 20:
+        chain.append((java.getClass().getName(), str(java.getMessage() or "")))
+        java = java.getCause()
+        seen += 1
+    return chain
+
+
+def build_session(args: argparse.Namespace, task_type: str):
+    from pyspark.sql import SparkSession
+
+    name = args.catalog_name
+    prefix = f"spark.sql.catalog.{name}"
+    builder = SparkSession.builder.appName(f"icepack-{task_type}").config(
+        "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+    )
+    if args.catalog_uri:
+        builder = (
+            builder.config(prefix, "org.apache.iceberg.spark.SparkCatalog")
+            .config(f"{prefix}.type", "rest")
+            .config(f"{prefix}.uri", args.catalog_uri)
+            .config(f"{prefix}.cache-enabled", "false")
+        )
+    if args.warehouse:
+        builder = builder.config(f"{prefix}.warehouse", args.warehouse)
+    for env_name, prop in SECRET_PROPERTIES.items():
+        secret = read_secret(dict(os.environ), env_name)
+        if secret:
+            builder = builder.config(f"{prefix}.{prop}", secret)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("ICEPACK_SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
+def load_table(spark, catalog_name: str, table: dict[str, Any]):
+    """The Iceberg Table through the catalog API: a structured identifier, never parsed text."""
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    namespace = gateway.new_array(jvm.java.lang.String, len(table["namespace"]))
+    for i, part in enumerate(table["namespace"]):
+        namespace[i] = part
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table["name"])
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(catalog_name)
+    return catalog.loadTable(ident).table()
+
+
+def partition_filter(jvm, predicates: list[dict[str, Any]]):
+    expressions = jvm.org.apache.iceberg.expressions.Expressions
+    result = None
+    for predicate in predicates:
+        column, value = predicate["column"], predicate["value"]
+        term = expressions.isNull(column) if value is None else expressions.equal(column, value)
+        result = term if result is None else getattr(expressions, "and")(result, term)
+    return result
+
+
+def sort_order(jvm, table, columns: list[dict[str, Any]]):
+    null_order = jvm.org.apache.iceberg.NullOrder
+    builder = jvm.org.apache.iceberg.SortOrder.builderFor(table.schema())
+    for column in columns:
+        nulls = null_order.NULLS_LAST if column.get("nullOrder") == "nulls-last" else null_order.NULLS_FIRST
+        if column.get("direction", "asc") == "desc":
+            builder = builder.desc(column["name"], nulls)
+        else:
+            builder = builder.asc(column["name"], nulls)
+    return builder.build()
+
+
+def table_figures(table) -> dict[str, Any]:
+    table.refresh()
+    snapshot = table.currentSnapshot()
+    summary = {} if snapshot is None else dict(snapshot.summary())
+    return {
+        "snapshotId": None if snapshot is None else str(snapshot.snapshotId()),
+        "snapshots": sum(1 for _ in table.snapshots()),
+        "dataFiles": int(summary.get("total-data-files", 0)),
+        "deleteFiles": int(summary.get("total-delete-files", 0)),
+        "bytes": int(summary.get("total-files-size", 0)),
+        "records": int(summary.get("total-records", 0)),
+    }
+
+
+def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> dict[str, Any]:
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    params = task["parameters"]
+    actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+    action = actions.rewriteDataFiles(table)
+    if task["type"] == "sort" and params["strategy"] == "zorder":
+        names = gateway.new_array(jvm.java.lang.String, len(params["columns"]))
+        for i, column in enumerate(params["columns"]):
+            names[i] = column["name"]
+        action = action.zOrder(names)
+    elif task["type"] == "sort":
+        action = action.sort(sort_order(jvm, table, params["columns"]))
+    else:
+        action = action.binPack()
+    for key, value in rewrite_options(params, max_groups).items():
+        action = action.option(key, value)
+    predicates = params.get("partitionFilter") or []
+    if predicates:
+        action = action.filter(partition_filter(jvm, predicates))
+    result = action.execute()
+    out: dict[str, Any] = {
+        "rewriteDataFiles": {
+            "rewrittenDataFiles": result.rewrittenDataFilesCount(),
+            "addedDataFiles": result.addedDataFilesCount(),
+            "rewrittenBytes": result.rewrittenBytesCount(),
+            "failedDataFiles": result.failedDataFilesCount(),
+            "removedDeleteFiles": result.removedDeleteFilesCount(),
+        }
+    }
+    # Deletion vectors (format v3) are folded by rewrite_data_files; position-delete
+    # rewriting is for v2 position-delete files.
+    format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
+    if params["rewritePositionDeletes"] and format_version == 2:
+        action = actions.rewritePositionDeletes(table)
+        for key, value in rewrite_options(params, max_groups).items():
+            if key != "delete-file-threshold":
+                action = action.option(key, value)
+        if predicates:
+            action = action.filter(partition_filter(jvm, predicates))
+        deletes = action.execute()
+        out["rewritePositionDeleteFiles"] = {
+            "rewrittenDeleteFiles": deletes.rewrittenDeleteFilesCount(),
+            "addedDeleteFiles": deletes.addedDeleteFilesCount(),
+            "rewrittenBytes": deletes.rewrittenBytesCount(),
+            "addedBytes": deletes.addedBytesCount(),
+        }
+    return out
+
+
+def run_expire(spark, table, task: dict[str, Any]) -> dict[str, Any]:
+    jvm = spark.sparkContext._jvm
+    params = task["parameters"]
+    actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+    older_than = parse_instant_ms(params["olderThan"], "task.parameters.olderThan")
+    # Snapshots that a branch or tag references are kept by Iceberg whatever the cutoff.
+    result = actions.expireSnapshots(table).expireOlderThan(older_than).retainLast(params["retainLast"]).execute()
+    return {
+        "expireSnapshots": {
+            "deletedDataFiles": result.deletedDataFilesCount(),
+            "deletedPositionDeleteFiles": result.deletedPositionDeleteFilesCount(),
+            "deletedEqualityDeleteFiles": result.deletedEqualityDeleteFilesCount(),
+            "deletedManifests": result.deletedManifestsCount(),
+            "deletedManifestLists": result.deletedManifestListsCount(),
+            "deletedStatisticsFiles": result.deletedStatisticsFilesCount(),
+        }
+    }
+
+
+def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
+    catalog_name = args.catalog_name or task["table"]["catalog"]
+    args.catalog_name = catalog_name
+    started = time.monotonic()
+    spark = build_session(args, task["type"])
+    try:
+        table = load_table(spark, catalog_name, task["table"])
+        before = table_figures(table)
+        if task["type"] == "cleanup":
+            outcome = run_expire(spark, table, task)
+        else:
+            outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
+        after = table_figures(table)
+    finally:
+        spark.stop()
+    return {
+        "ok": True,
+        "taskId": task["id"],
+        "type": task["type"],
+        "exitCode": ExitCode.OK,
+        "before": before,
+        "after": after,
+        "durationMs": int((time.monotonic() - started) * 1000),
+        **outcome,
+    }
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="icepack_job.py", description="Run one Icepack maintenance task.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--task", help="task JSON file, or - for stdin")
+    source.add_argument("--task-json", help="task JSON text")
+    parser.add_argument("--catalog-name", help="Spark catalog name (default: the task's table.catalog)")
+    parser.add_argument("--catalog-uri", help="REST catalog URI; omit when spark conf configures the catalog")
+    parser.add_argument("--warehouse")
+    parser.add_argument("--max-concurrent-file-group-rewrites", type=int)
+    parser.add_argument("--result-file", help="also write the result line here (atomically)")
+    return parser.parse_args(argv)
+
+
+def write_result(payload: dict[str, Any], path: str | None) -> None:
+    line = result_line(payload)
+    if path:
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+        os.replace(tmp, path)
+    print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    task_id: str | None = None
+    try:
+        task = load_task(args)
+        task_id = task["id"]
+        payload = run(args, task)
+    except JobError as error:
+        payload = error_payload(task_id, error.kind, str(error))
+    except Exception as error:  # noqa: BLE001 — every failure must end in one result line
+        chain = java_chain(error)
+        kind = classify(chain) if chain else "failed"
+        message = f"{chain[0][0]}: {chain[0][1]}" if chain else f"{type(error).__name__}: {error}"
+        # The root cause is usually the telling part of a long Java chain.
+        if len(chain) > 1 and chain[-1][1]:
+            message = f"{message} (caused by {chain[-1][0]}: {chain[-1][1]})"
+        payload = error_payload(task_id, kind, message)
+    write_result(payload, args.result_file)
+    return int(payload["exitCode"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
