@@ -95,7 +95,7 @@ export function aggregateManifest(
   const partitionOf = (entry: ManifestEntry): PartitionFigures => {
     const raw = entry.partition;
     let rawKey = '';
-    for (const key in raw) rawKey += rawText(raw[key]);
+    for (const value of Object.values(raw)) rawKey += rawText(value);
     let key = partitionKeys.get(rawKey);
     let figures = key === undefined ? undefined : agg.partitions.get(key);
     if (figures === undefined) {

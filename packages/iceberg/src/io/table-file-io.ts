@@ -27,11 +27,11 @@ export class TableFileIO implements FileIO {
     this.#options = options;
   }
 
-  read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
+  async read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
     return this.#for(location).read(location, signal);
   }
 
-  readRange(
+  async readRange(
     location: string,
     offset: number,
     length: number,

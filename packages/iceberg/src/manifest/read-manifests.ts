@@ -13,7 +13,7 @@ function manifestFileBytes(m: ManifestFile): number {
 
 function entryBytes(e: ManifestEntry): number {
   let bytes = 240 + 2 * (e.filePath.length + (e.referencedDataFile?.length ?? 0));
-  for (const key in e.partition) bytes += 48 + 2 * key.length;
+  for (const key of Object.keys(e.partition)) bytes += 48 + 2 * key.length;
   return bytes;
 }
 

@@ -62,7 +62,11 @@ export class TestTableWriter {
     const kept = this.#manifests.filter(commit.keep ?? (() => true));
     const written: TestManifestListEntry[] = [];
     for (const manifest of commit.newManifests) {
-      const bytes = encodeManifest({ ...manifest, formatVersion: this.options.formatVersion });
+      const bytes = encodeManifest({
+        partitionFields: this.options.partitionFields ?? [],
+        ...manifest,
+        formatVersion: this.options.formatVersion,
+      });
       const path = join(this.dir, 'metadata', `m-${sequence}-${this.#files++}.avro`);
       await writeFile(path, bytes);
       this.manifestPaths.push(path);

@@ -1,0 +1,97 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { IcebergError } from '../errors/iceberg-error.ts';
+import { localPath } from './local-file-io.ts';
+import { parseS3Location, s3OptionsFromProperties } from './s3-file-io.ts';
+import { credentialFor } from './storage-credentials.ts';
+import { TableFileIO } from './table-file-io.ts';
+
+async function rejection(promise: Promise<unknown>): Promise<IcebergError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof IcebergError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('TableFileIO', () => {
+  it('reads local files by plain path, file:/ and file:/// and ranges of them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const path = join(dir, 'odd name %20.txt');
+    await writeFile(path, 'hello iceberg');
+    const io = new TableFileIO();
+    for (const location of [path, `file:${path}`, `file://${path}`]) {
+      expect(Buffer.from(await io.read(location)).toString()).toBe('hello iceberg');
+    }
+    expect(Buffer.from(await io.readRange(`file:${path}`, 6, 4)).toString()).toBe('iceb');
+    expect(Buffer.from(await io.readRange(path, 10, 100)).toString()).toBe('erg');
+  });
+
+  it('a missing file is a not-found error naming the file', async () => {
+    const error = await rejection(new TableFileIO().read('file:/nonexistent/icepack/m.avro'));
+    expect(error.kind).toBe('not-found');
+    expect(error.context.file).toBe('file:/nonexistent/icepack/m.avro');
+    expect(error.message).toContain('/nonexistent/icepack/m.avro');
+  });
+
+  it('any other scheme is an unsupported error naming the scheme', async () => {
+    const error = await rejection(
+      new TableFileIO().read('gs://bucket/t/metadata/v1.metadata.json'),
+    );
+    expect(error.kind).toBe('unsupported');
+    expect(error.message).toContain('"gs"');
+  });
+});
+
+describe('locations and credentials', () => {
+  it('maps file locations to paths without percent-decoding', () => {
+    expect(localPath('file:///a/b%20c')).toBe('/a/b%20c');
+    expect(localPath('file:/a/b')).toBe('/a/b');
+    expect(localPath('file://localhost/a')).toBe('/a');
+    expect(localPath('/plain')).toBe('/plain');
+  });
+
+  it('parses s3, s3a and s3n locations', () => {
+    expect(parseS3Location('s3://bucket/a/b.avro')).toEqual({ bucket: 'bucket', key: 'a/b.avro' });
+    expect(parseS3Location('s3a://bucket/k')).toEqual({ bucket: 'bucket', key: 'k' });
+  });
+
+  it('picks the storage credential with the longest matching prefix', () => {
+    const credentials = [
+      { prefix: 's3://bucket/', config: { 's3.access-key-id': 'wide' } },
+      { prefix: 's3://bucket/warehouse/sales/', config: { 's3.access-key-id': 'narrow' } },
+      { prefix: 's3://other/', config: { 's3.access-key-id': 'other' } },
+    ];
+    expect(
+      credentialFor(credentials, 's3://bucket/warehouse/sales/orders/m.avro')?.config[
+        's3.access-key-id'
+      ],
+    ).toBe('narrow');
+    expect(
+      credentialFor(credentials, 's3://bucket/warehouse/hr/m.avro')?.config['s3.access-key-id'],
+    ).toBe('wide');
+    expect(credentialFor(credentials, 's3://third/m.avro')).toBeUndefined();
+  });
+
+  it('builds S3 options from Iceberg properties', () => {
+    expect(
+      s3OptionsFromProperties({
+        's3.endpoint': 'http://127.0.0.1:9000',
+        's3.path-style-access': 'true',
+        's3.access-key-id': 'AK',
+        's3.secret-access-key': 'SK',
+        's3.session-token': 'ST',
+        'client.region': 'eu-west-1',
+      }),
+    ).toEqual({
+      region: 'eu-west-1',
+      endpoint: 'http://127.0.0.1:9000',
+      pathStyle: true,
+      credentials: { accessKeyId: 'AK', secretAccessKey: 'SK', sessionToken: 'ST' },
+    });
+  });
+});
