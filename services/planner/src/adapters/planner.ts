@@ -1,0 +1,272 @@
+import { parseTableKey, tableKey, TaskType } from '@icepack/types';
+import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types';
+import type { Logger } from '@icepack/runtime';
+import { planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
+import { formatProblem, resolvePolicy, type Policy, type PolicyProblem } from '../domain/policy.ts';
+import { PolicyKeys } from '../domain/policy-keys.ts';
+import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../domain/score.ts';
+import { compareStates } from '../domain/state-order.ts';
+import type { TableStateStore } from './state-store.ts';
+import type { TaskEventSink } from './task-event-sink.ts';
+import { pendingFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
+
+/** Catalog-wide `icepack.*` settings (the middle layer of the policy). */
+export type CatalogSettings = (catalog: string) => Readonly<Record<string, string>>;
+
+export interface PlannerOptions {
+  readonly queue: TaskQueue;
+  readonly states: TableStateStore;
+  readonly events: TaskEventSink;
+  readonly logger: Logger;
+  /** Default: no catalog settings. */
+  readonly catalogSettings?: CatalogSettings;
+  /** Default `DEFAULT_SCORE_OPTIONS`. */
+  readonly scoreOptions?: ScoreOptions;
+  /** Default `() => new Date()`. */
+  readonly clock?: () => Date;
+}
+
+/** What handling one table state did (for logs, tests and the benchmark). */
+export interface HandleOutcome {
+  readonly ignored?: 'older' | 'duplicate';
+  readonly actions: readonly { readonly type: TaskType; readonly action: string }[];
+}
+
+/** The answer of `GET /v1/tables/{table}/plan`. */
+export interface PlanExplanation {
+  readonly table: TableId;
+  readonly tableKey: string;
+  readonly state: Pick<
+    TableState,
+    'scannedAt' | 'metadataLocation' | 'lastSequenceNumber' | 'currentSnapshotId'
+  >;
+  readonly paused: boolean;
+  readonly pausedBy: 'catalog' | 'table' | null;
+  readonly policy: Policy;
+  readonly problems: readonly PolicyProblem[];
+  readonly decisions: readonly unknown[];
+}
+
+// Which task type a policy key is about, for the `skipped` event that reports a bad value.
+function typeOfKey(key: string): TaskType {
+  if (key.includes('snapshot') || key === PolicyKeys.cleanupEnabled) return 'cleanup';
+  if (key.startsWith('icepack.sort') || key.startsWith('icepack.zorder')) return 'sort';
+  return 'merge';
+}
+
+/**
+ * Turns table states into queued tasks: orders the state against the latest one seen,
+ * plans it, applies the decisions to the catalog's queue, publishes task events, and only
+ * then stores the state — so a crash anywhere before leads to a full re-plan on redelivery.
+ */
+export class Planner {
+  readonly #o: Required<PlannerOptions>;
+  readonly #reportedCatalogProblems = new Set<string>();
+
+  constructor(options: PlannerOptions) {
+    this.#o = {
+      catalogSettings: () => ({}),
+      scoreOptions: DEFAULT_SCORE_OPTIONS,
+      clock: () => new Date(),
+      ...options,
+    };
+  }
+
+  #plan(state: TableState, jobs: TableJobs, traceparent?: string): TablePlan {
+    const { policy, problems } = resolvePolicy(
+      state.properties,
+      this.#o.catalogSettings(state.table.catalog),
+    );
+    return planTable({
+      state,
+      policy,
+      problems,
+      pending: pendingFrom(jobs),
+      now: this.#o.clock(),
+      scoreOptions: this.#o.scoreOptions,
+      ...(traceparent === undefined ? {} : { traceparent }),
+    });
+  }
+
+  async handleState(state: TableState, traceparent?: string): Promise<HandleOutcome> {
+    const key = tableKey(state.table);
+    const log = this.#o.logger.child({ table: key });
+    const latest = await this.#o.states.get(key);
+    const order = compareStates(latest, state);
+    if (order !== 'newer') {
+      log.debug({ order, lastSequenceNumber: state.lastSequenceNumber }, 'table state ignored');
+      return { ignored: order === 'older' ? 'older' : 'duplicate', actions: [] };
+    }
+    const jobs = await this.#o.queue.inspect(state.table);
+    const plan = this.#plan(state, jobs, traceparent);
+    const events: TaskEvent[] = [];
+    const at = this.#o.clock().toISOString();
+    const event = (d: TaskDecision, status: TaskStatus, reason: string): TaskEvent => ({
+      taskId: d.taskId,
+      table: state.table,
+      taskType: d.type,
+      status,
+      at,
+      reason,
+      factors: d.rule.factors
+        .filter((f) => f.met && typeof f.value === 'number' && f.threshold !== undefined)
+        .map((f) => ({
+          factor: f.factor,
+          value: f.value as number,
+          threshold: f.threshold,
+          points: d.task?.score.parts.find((p) => p.factor === f.factor)?.points ?? 0,
+        })),
+    });
+
+    this.#reportProblems(plan.problems, latest, state, at, events, log);
+    const actions: { type: TaskType; action: string }[] = [];
+    let mergeStillWaiting = false;
+    // Removals first: a sort may only be created once the merge it replaces is gone.
+    for (const d of plan.decisions.filter((x) => x.action === 'remove')) {
+      if (await this.#o.queue.removeWaiting(state.table, d.type)) {
+        events.push(event(d, d.removal ?? 'skipped', d.reason));
+        actions.push({ type: d.type, action: d.removal ?? 'skipped' });
+      } else if (d.type === 'merge') {
+        mergeStillWaiting = true; // it started running meanwhile
+      }
+    }
+    for (const d of plan.decisions) {
+      if (d.task === undefined) continue;
+      if (d.action === 'create') {
+        if (d.type === 'sort' && mergeStillWaiting) {
+          events.push(
+            event(
+              d,
+              'skipped',
+              'the merge it would replace started running; the next table state decides',
+            ),
+          );
+          continue;
+        }
+        if (await this.#o.queue.create(d.task, jobs[d.type].state)) {
+          events.push(event(d, 'planned', d.reason));
+          actions.push({ type: d.type, action: 'planned' });
+        }
+      } else if (d.action === 'update') {
+        const current = jobs[d.type].task;
+        // Same metadata, same parameters: a re-scan of an unchanged table; nothing to say.
+        if (
+          current?.state.metadataLocation === d.task.state.metadataLocation &&
+          JSON.stringify(current.parameters) === JSON.stringify(d.task.parameters)
+        ) {
+          continue;
+        }
+        if ((await this.#o.queue.update(d.task)) === 'updated') {
+          events.push(event(d, 'updated', d.reason));
+          actions.push({ type: d.type, action: 'updated' });
+        }
+      }
+    }
+    for (const e of events) await this.#o.events.publish(e);
+    await this.#o.states.put(state);
+    if (actions.length > 0) log.info({ actions, paused: plan.paused }, 'planned');
+    return { actions };
+  }
+
+  #reportProblems(
+    problems: readonly PolicyProblem[],
+    latest: TableState | undefined,
+    state: TableState,
+    at: string,
+    events: TaskEvent[],
+    log: Logger,
+  ): void {
+    for (const problem of problems) {
+      // Report a bad value when it appears, not on every scan of the table.
+      const seen =
+        problem.source === 'table'
+          ? latest?.properties[problem.key] === problem.value
+          : this.#reportedCatalogProblems.has(
+              `${state.table.catalog}\u0000${problem.key}\u0000${problem.value}`,
+            );
+      if (problem.source === 'catalog') {
+        this.#reportedCatalogProblems.add(
+          `${state.table.catalog}\u0000${problem.key}\u0000${problem.value}`,
+        );
+      }
+      if (seen) continue;
+      log.warn(
+        { key: problem.key, value: problem.value, source: problem.source },
+        formatProblem(problem),
+      );
+      const type = typeOfKey(problem.key);
+      events.push({
+        taskId: `${type}/${tableKey(state.table)}`,
+        table: state.table,
+        taskType: type,
+        status: 'skipped',
+        at,
+        reason: formatProblem(problem),
+      });
+    }
+  }
+
+  /** A tombstone: the table was dropped. Its waiting tasks go (skipped), its state too. */
+  async handleDropped(key: string): Promise<HandleOutcome> {
+    const table = parseTableKey(key);
+    const jobs = await this.#o.queue.inspect(table);
+    const pending = pendingFrom(jobs);
+    const actions: { type: TaskType; action: string }[] = [];
+    const at = this.#o.clock().toISOString();
+    for (const type of Object.values(TaskType)) {
+      if (pending[type]?.status !== 'waiting') continue;
+      if (await this.#o.queue.removeWaiting(table, type)) {
+        await this.#o.events.publish({
+          taskId: `${type}/${key}`,
+          table,
+          taskType: type,
+          status: 'skipped',
+          at,
+          reason: 'the table was dropped',
+        });
+        actions.push({ type, action: 'skipped' });
+      }
+    }
+    await this.#o.states.delete(key);
+    this.#o.logger.info({ table: key, actions }, 'table dropped');
+    return { actions };
+  }
+
+  /** What the planner would do now with the latest state it saw; undefined if none. */
+  async explain(key: string): Promise<PlanExplanation | undefined> {
+    const state = await this.#o.states.getValidated(key);
+    if (state === undefined) return undefined;
+    const jobs = await this.#o.queue.inspect(state.table);
+    const plan = this.#plan(state, jobs);
+    const { policy } = resolvePolicy(
+      state.properties,
+      this.#o.catalogSettings(state.table.catalog),
+    );
+    return {
+      table: state.table,
+      tableKey: key,
+      state: {
+        scannedAt: state.scannedAt,
+        metadataLocation: state.metadataLocation,
+        lastSequenceNumber: state.lastSequenceNumber,
+        currentSnapshotId: state.currentSnapshotId,
+      },
+      paused: plan.paused,
+      pausedBy: plan.pausedBy,
+      policy,
+      problems: plan.problems,
+      decisions: plan.decisions.map((d) => ({
+        type: d.type,
+        taskId: d.taskId,
+        action: d.action,
+        ...(d.removal === undefined ? {} : { removal: d.removal }),
+        reason: d.reason,
+        pending: jobs[d.type].state,
+        fired: d.rule.factors.filter((f) => f.met).map((f) => f.text),
+        notFired: d.rule.blockers,
+        factors: d.rule.factors,
+        ...(d.task === undefined ? {} : { parameters: d.task.parameters, score: d.task.score }),
+      })),
+    };
+  }
+}

@@ -1,0 +1,60 @@
+import { tableKey, tableStateSchema, type TableState } from '@icepack/types';
+import type { Redis } from 'ioredis';
+
+export interface TableStateStoreOptions {
+  /** Shared ioredis connection. Required. */
+  readonly connection: Redis;
+  /** Hash: table key → latest TableState JSON. Default `icepack:planner:table-states`. */
+  readonly statesKey?: string;
+  /** Set of catalogs seen (the aging pass walks their queues). Default `icepack:planner:catalogs`. */
+  readonly catalogsKey?: string;
+}
+
+/**
+ * The latest table state the planner acted on, per table, in Redis: any replica can order
+ * the next state against it and answer `GET /v1/tables/{table}/plan`.
+ */
+export class TableStateStore {
+  readonly #redis: Redis;
+  readonly #statesKey: string;
+  readonly #catalogsKey: string;
+
+  constructor(options: TableStateStoreOptions) {
+    this.#redis = options.connection;
+    this.#statesKey = options.statesKey ?? 'icepack:planner:table-states';
+    this.#catalogsKey = options.catalogsKey ?? 'icepack:planner:catalogs';
+  }
+
+  /** The stored state; written by this service, so parsed without re-validation. */
+  async get(key: string): Promise<TableState | undefined> {
+    const raw = await this.#redis.hget(this.#statesKey, key);
+    return raw === null ? undefined : (JSON.parse(raw) as TableState);
+  }
+
+  /** Like {@link get}, validated (for the API, which must not serve a corrupted entry). */
+  async getValidated(key: string): Promise<TableState | undefined> {
+    const raw = await this.#redis.hget(this.#statesKey, key);
+    return raw === null ? undefined : tableStateSchema.parse(JSON.parse(raw));
+  }
+
+  async put(state: TableState): Promise<void> {
+    await this.#redis
+      .multi()
+      .hset(this.#statesKey, tableKey(state.table), JSON.stringify(state))
+      .sadd(this.#catalogsKey, state.table.catalog)
+      .exec();
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.#redis.hdel(this.#statesKey, key);
+  }
+
+  async catalogs(): Promise<string[]> {
+    return this.#redis.smembers(this.#catalogsKey);
+  }
+
+  /** Removes both keys (tests). */
+  async clear(): Promise<void> {
+    await this.#redis.del(this.#statesKey, this.#catalogsKey);
+  }
+}

@@ -1,0 +1,216 @@
+import { BULLMQ_PREFIX, queueNameForCatalog, taskJobId, TaskType } from '@icepack/types';
+import type { TableId, Task } from '@icepack/types';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { PendingTasks } from '../domain/rules.ts';
+import { withAging, type ScoreOptions } from '../domain/score.ts';
+import { INSPECT_JOBS, UPDATE_WAITING_JOB } from './queue-scripts.ts';
+
+/** Where a job is, as BullMQ keeps it. */
+export type JobState =
+  | 'prioritized'
+  | 'delayed'
+  | 'wait'
+  | 'paused'
+  | 'active'
+  | 'completed'
+  | 'failed'
+  | 'unknown'
+  | 'missing';
+
+export interface JobSnapshot {
+  readonly state: JobState;
+  /** The job data (the task) when the job exists. */
+  readonly task?: Task;
+  /** The raw data string, for compare-and-set updates. */
+  readonly raw?: string;
+}
+
+export type TableJobs = Readonly<Record<TaskType, JobSnapshot>>;
+
+const WAITING: ReadonlySet<JobState> = new Set(['prioritized', 'delayed', 'wait', 'paused']);
+const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'unknown']);
+
+/** What is pending for the rules: waiting (also delayed) or active. */
+export function pendingFrom(jobs: TableJobs): PendingTasks {
+  const pending: Partial<Record<TaskType, { status: 'waiting' | 'active'; createdAt?: string }>> =
+    {};
+  for (const type of Object.values(TaskType)) {
+    const job = jobs[type];
+    if (WAITING.has(job.state))
+      pending[type] = { status: 'waiting', ...(job.task ? { createdAt: job.task.createdAt } : {}) };
+    else if (job.state === 'active') pending[type] = { status: 'active' };
+  }
+  return pending;
+}
+
+export interface TaskQueueOptions {
+  /** Shared ioredis connection (BullMQ queues reuse it). Required. */
+  readonly connection: Redis;
+  /** BullMQ key prefix. Default `icepack` (`BULLMQ_PREFIX`). */
+  readonly prefix?: string;
+}
+
+/** A waiting task as the queue API lists it. */
+export interface WaitingTask {
+  readonly position: number;
+  readonly state: 'prioritized' | 'delayed';
+  readonly priority: number;
+  readonly task: Task;
+}
+
+type UpdateResult = 'updated' | 'not-waiting' | 'changed';
+
+/**
+ * The planner's side of the per-catalog BullMQ queues: one queue per catalog
+ * (`queueNameForCatalog`), job id `taskJobId(table, type)`, job data the task.
+ */
+export class TaskQueue {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #queues = new Map<string, Queue>();
+
+  constructor(options: TaskQueueOptions) {
+    this.#redis = options.connection;
+    this.#prefix = options.prefix ?? BULLMQ_PREFIX;
+  }
+
+  /** The catalog's queue (created on first use, then cached). */
+  queue(catalog: string): Queue {
+    let queue = this.#queues.get(catalog);
+    if (queue === undefined) {
+      queue = new Queue(queueNameForCatalog(catalog), {
+        connection: this.#redis,
+        prefix: this.#prefix,
+      });
+      this.#queues.set(catalog, queue);
+    }
+    return queue;
+  }
+
+  #base(catalog: string): string {
+    return `${this.#prefix}:${queueNameForCatalog(catalog)}:`;
+  }
+
+  /** The state and data of the table's three possible jobs, read atomically. */
+  async inspect(table: TableId): Promise<TableJobs> {
+    const types = Object.values(TaskType);
+    const reply = (await this.#redis.eval(
+      INSPECT_JOBS,
+      0,
+      this.#base(table.catalog),
+      ...types.map((type) => taskJobId(table, type)),
+    )) as string[];
+    const entries = types.map((type, i) => {
+      const state = reply[2 * i] as JobState;
+      const raw = reply[2 * i + 1] ?? '';
+      const snapshot: JobSnapshot =
+        raw === '' ? { state } : { state, raw, task: JSON.parse(raw) as Task };
+      return [type, snapshot] as const;
+    });
+    return Object.fromEntries(entries) as Record<TaskType, JobSnapshot>;
+  }
+
+  /**
+   * Enqueues a task unless a job under its id waits or runs (`existing`, from
+   * {@link inspect}; false then). A finished job under the id is removed first: it would
+   * block the add. Should a job appear in between, BullMQ ignores the add (same id).
+   */
+  async create(task: Task, existing: JobState = 'missing'): Promise<boolean> {
+    if (existing !== 'missing' && !FINISHED.has(existing)) return false;
+    const queue = this.queue(task.table.catalog);
+    if (existing !== 'missing') await queue.remove(task.id);
+    await queue.add(task.type, task, {
+      jobId: task.id,
+      priority: task.score.priority,
+      // The id must be free for the table's next task of this type; history lives in
+      // the task events on Kafka.
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+    return true;
+  }
+
+  /**
+   * Replaces a waiting task's data and priority in place (it keeps its place among equal
+   * priorities). Never touches a running job. With `expectedRaw`, only if the data is
+   * still that (compare-and-set, used by aging).
+   */
+  async update(task: Task, expectedRaw = ''): Promise<UpdateResult> {
+    const base = this.#base(task.table.catalog);
+    const code = (await this.#redis.eval(
+      UPDATE_WAITING_JOB,
+      3,
+      `${base}prioritized`,
+      `${base}delayed`,
+      `${base}${task.id}`,
+      task.id,
+      String(task.score.priority),
+      JSON.stringify(task),
+      expectedRaw,
+    )) as number;
+    return code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed';
+  }
+
+  /** Removes a waiting job; false when it is running (locked) or gone. */
+  async removeWaiting(table: TableId, type: TaskType): Promise<boolean> {
+    return (await this.queue(table.catalog).remove(taskJobId(table, type))) === 1;
+  }
+
+  /** Waiting tasks in run order (prioritized by priority then age, then delayed ones). */
+  async waiting(catalog: string, limit = 1000): Promise<WaitingTask[]> {
+    const queue = this.queue(catalog);
+    const prioritized = await queue.getJobs(['prioritized'], 0, limit - 1, true);
+    const rest = Math.max(0, limit - prioritized.length);
+    const delayed = rest > 0 ? await queue.getJobs(['delayed'], 0, rest - 1, true) : [];
+    const list: WaitingTask[] = [];
+    for (const [state, jobs] of [
+      ['prioritized', prioritized],
+      ['delayed', delayed],
+    ] as const) {
+      for (const job of jobs) {
+        list.push({
+          position: list.length + 1,
+          state,
+          priority: job.priority,
+          task: job.data as Task,
+        });
+      }
+    }
+    return list;
+  }
+
+  /**
+   * The aging pass over one catalog: recomputes the waiting part of every waiting task's
+   * score and raises its priority where it crossed a step. Returns how many were raised.
+   */
+  async age(catalog: string, now: Date, options: ScoreOptions, pageSize = 500): Promise<number> {
+    const queue = this.queue(catalog);
+    let raised = 0;
+    for (const type of ['prioritized', 'delayed'] as const) {
+      // Raising a priority moves a job forward, so a page may miss a job or see one twice;
+      // either is harmless: the next pass catches up, and a second raise is a no-op.
+      const total =
+        type === 'prioritized' ? await queue.getPrioritizedCount() : await queue.getDelayedCount();
+      for (let start = 0; start < total; start += pageSize) {
+        const jobs = await queue.getJobs([type], start, start + pageSize - 1, true);
+        const results = await Promise.all(
+          jobs.map(async (job) => {
+            const task = job.data as Task;
+            const aged = withAging(task.score, now.getTime() - Date.parse(task.createdAt), options);
+            if (aged.priority >= task.score.priority) return false;
+            const raw = JSON.stringify(task);
+            return (await this.update({ ...task, score: aged }, raw)) === 'updated';
+          }),
+        );
+        raised += results.filter(Boolean).length;
+      }
+    }
+    return raised;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#queues.values()].map((queue) => queue.close()));
+    this.#queues.clear();
+  }
+}

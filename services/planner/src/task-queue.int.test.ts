@@ -1,0 +1,336 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createLogger } from '@icepack/runtime';
+import {
+  queueNameForCatalog,
+  sampleTableId,
+  type TableState,
+  type Task,
+  type TaskType,
+} from '@icepack/types';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Planner } from './adapters/planner.ts';
+import { TableStateStore } from './adapters/state-store.ts';
+import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
+import { TaskQueue } from './adapters/task-queue.ts';
+import { planTable } from './domain/plan.ts';
+import { resolvePolicy } from './domain/policy.ts';
+import { DEFAULT_SCORE_OPTIONS, withAging, type ScoreOptions } from './domain/score.ts';
+import { tableState, type StateFigures } from './domain/state-fixtures.ts';
+
+const infra = inject('infra');
+const logger = createLogger({
+  service: 'planner-int-test',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+
+let redis: Redis;
+beforeAll(async () => {
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  await redis.ping();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+/** Everything a test created, removed afterwards. */
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  cleanup.length = 0;
+});
+
+/** A unique catalog per test: its own queue, states and catalogs keys. */
+function setup(scoreOptions: ScoreOptions = DEFAULT_SCORE_OPTIONS) {
+  const catalog = `t-${randomUUID().slice(0, 8)}`;
+  const queue = new TaskQueue({ connection: redis });
+  const states = new TableStateStore({
+    connection: redis,
+    statesKey: `test:${catalog}:states`,
+    catalogsKey: `test:${catalog}:catalogs`,
+  });
+  const events = new InMemoryTaskEventSink();
+  const planner = new Planner({ queue, states, events, logger, scoreOptions });
+  cleanup.push(async () => {
+    await queue.queue(catalog).obliterate({ force: true });
+    await queue.close();
+    await states.clear();
+  });
+  const table = (name = 'orders') => sampleTableId({ catalog, name });
+  const state = (figures: StateFigures, overrides: Partial<TableState> = {}, name = 'orders') =>
+    tableState(figures, { table: table(name), ...overrides });
+  return { catalog, queue, states, events, planner, table, state };
+}
+
+/** A task of `type` planned from `state` with a given priority (for ordering tests). */
+function task(state: TableState, type: TaskType, priority: number): Task {
+  const { policy } = resolvePolicy({});
+  const plan = planTable({ state, policy, pending: {}, now: new Date() });
+  const decided = plan.decisions.find((d) => d.type === type)?.task;
+  if (decided === undefined) throw new Error(`state does not plan a ${type}`);
+  return { ...decided, score: { ...decided.score, priority } };
+}
+
+const everything: StateFigures = {
+  snapshots: 60,
+  smallFiles: 80,
+  newDataFiles: 5,
+  newDataShare: 0.1,
+};
+
+/** Pulls every job with a real BullMQ worker (concurrency 1) and returns their ids in run order. */
+async function runOrder(catalog: string, count: number): Promise<string[]> {
+  const order: string[] = [];
+  const connection = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker(
+    queueNameForCatalog(catalog),
+    (job) => {
+      order.push(job.id ?? '');
+      return Promise.resolve();
+    },
+    { connection, prefix: 'icepack', concurrency: 1, autorun: false },
+  );
+  void worker.run();
+  const deadline = Date.now() + 30_000;
+  while (order.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await worker.close();
+  await connection.quit();
+  return order;
+}
+
+describe('TaskQueue on real Redis (BullMQ 6)', () => {
+  it('runs tasks by priority, then by creation time', async () => {
+    const { catalog, queue, state } = setup();
+    const added: [string, number][] = [
+      ['a', 500],
+      ['b', 100],
+      ['c', 500],
+      ['d', 100],
+      ['e', 900],
+      ['f', 500],
+    ];
+    for (const [name, priority] of added)
+      await queue.create(task(state(everything, {}, name), 'merge', priority));
+    const order = await runOrder(catalog, added.length);
+    expect(order.map((id) => id.split('/').at(-1))).toEqual(['b', 'd', 'a', 'c', 'f', 'e']);
+  });
+
+  it('an update changes data and priority in place and keeps the place among equals', async () => {
+    const { catalog, queue, state } = setup();
+    const a = task(state(everything, {}, 'a'), 'merge', 300);
+    const b = task(state(everything, {}, 'b'), 'merge', 300);
+    const c = task(state(everything, {}, 'c'), 'merge', 300);
+    for (const t of [a, b, c]) await queue.create(t);
+    // a gets new data at the same priority: it stays first. c moves ahead of everyone.
+    expect(
+      await queue.update({ ...a, state: { ...a.state, metadataLocation: 's3://new.json' } }),
+    ).toBe('updated');
+    expect(await queue.update({ ...c, score: { ...c.score, priority: 200 } })).toBe('updated');
+    const waiting = await queue.waiting(catalog);
+    expect(waiting.map((w) => [w.task.table.name, w.priority])).toEqual([
+      ['c', 200],
+      ['a', 300],
+      ['b', 300],
+    ]);
+    expect(waiting[1]?.task.state.metadataLocation).toBe('s3://new.json');
+    expect(await runOrder(catalog, 3)).toEqual([c.id, a.id, b.id]);
+  });
+
+  it('aging lets an old low-priority task overtake a newer high-priority one', async () => {
+    // One aging step per 200 ms worth 2000 points: a short configured wait.
+    const options = { ...DEFAULT_SCORE_OPTIONS, agingStepMs: 200, agingStepPoints: 2000 };
+    const { catalog, queue, state } = setup(options);
+    // Real scores: a cleanup starts well below a merge.
+    const natural = (s: TableState, type: TaskType) => {
+      const t = task(s, type, 1);
+      return { ...t, score: withAging(t.score, 0, options) };
+    };
+    const old = natural(state(everything, {}, 'old'), 'cleanup');
+    await queue.create(old);
+    await new Promise((r) => setTimeout(r, 450));
+    const fresh = natural(state(everything, {}, 'fresh'), 'merge');
+    await queue.create({ ...fresh, createdAt: new Date().toISOString() });
+    expect(fresh.score.priority).toBeLessThan(old.score.priority);
+
+    // Before the pass: the fresh merge runs first.
+    expect((await queue.waiting(catalog)).map((w) => w.task.id)).toEqual([fresh.id, old.id]);
+    const raised = await queue.age(catalog, new Date(), options);
+    expect(raised).toBeGreaterThanOrEqual(1);
+    const waiting = await queue.waiting(catalog);
+    expect(waiting.map((w) => w.task.id)).toEqual([old.id, fresh.id]);
+    expect(
+      waiting[0]?.task.score.parts.find((p) => p.factor === 'waiting')?.points,
+    ).toBeGreaterThanOrEqual(4000);
+    expect(await runOrder(catalog, 2)).toEqual([old.id, fresh.id]);
+  });
+
+  it('never updates or removes a running task', async () => {
+    const { catalog, queue, state } = setup();
+    const merge = task(state(everything), 'merge', 10);
+    await queue.create(merge);
+    let release = () => {};
+    const started = new Promise<void>((startedResolve) => {
+      const connection = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+      const worker = new Worker(
+        queueNameForCatalog(catalog),
+        () => {
+          startedResolve();
+          return new Promise<void>((r) => (release = r));
+        },
+        { connection, prefix: 'icepack', concurrency: 1 },
+      );
+      cleanup.push(async () => {
+        release();
+        await worker.close();
+        await connection.quit();
+      });
+    });
+    await started;
+    expect((await queue.inspect(merge.table)).merge.state).toBe('active');
+    expect(await queue.update({ ...merge, score: { ...merge.score, priority: 1 } })).toBe(
+      'not-waiting',
+    );
+    expect(await queue.removeWaiting(merge.table, 'merge')).toBe(false);
+    expect(await queue.create(merge, 'active')).toBe(false);
+  });
+});
+
+describe('Planner on real Redis', () => {
+  it('duplicate and out-of-order states create one task; a newer state updates it', async () => {
+    const { catalog, queue, planner, events, state } = setup();
+    const s42 = state(
+      { smallFiles: 80, newDataFiles: 5 },
+      { lastSequenceNumber: '42', scannedAt: '2026-01-01T12:00:00.000Z' },
+    );
+    const s41 = {
+      ...s42,
+      lastSequenceNumber: '41',
+      metadataLocation: 's3://old.json',
+      scannedAt: '2026-01-01T11:00:00.000Z',
+    };
+    const s43 = {
+      ...s42,
+      lastSequenceNumber: '43',
+      metadataLocation: 's3://new.json',
+      scannedAt: '2026-01-01T13:00:00.000Z',
+      files: { ...s42.files, smallFiles: 200 },
+    };
+
+    expect((await planner.handleState(s42)).actions).toEqual([
+      { type: 'merge', action: 'planned' },
+    ]);
+    expect(await planner.handleState(s42)).toEqual({ ignored: 'duplicate', actions: [] });
+    expect(await planner.handleState({ ...s42 })).toEqual({ ignored: 'duplicate', actions: [] });
+    expect(await planner.handleState(s41)).toEqual({ ignored: 'older', actions: [] });
+    let waiting = await queue.waiting(catalog);
+    expect(waiting).toHaveLength(1);
+    const before = waiting[0]!;
+
+    expect((await planner.handleState(s43)).actions).toEqual([
+      { type: 'merge', action: 'updated' },
+    ]);
+    expect(await planner.handleState(s42)).toEqual({ ignored: 'older', actions: [] });
+    waiting = await queue.waiting(catalog);
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]?.task.state.metadataLocation).toBe('s3://new.json');
+    expect(waiting[0]?.task.createdAt).toBe(before.task.createdAt);
+    expect(waiting[0]!.priority).toBeLessThan(before.priority); // more small files, higher score
+    expect(events.events.map((e) => [e.status, e.taskType])).toEqual([
+      ['planned', 'merge'],
+      ['updated', 'merge'],
+    ]);
+    expect(events.events[0]?.factors).toEqual([
+      { factor: 'small-files', value: 80, threshold: 20, points: 200 },
+    ]);
+  });
+
+  it('replays a state whose handling crashed before it was stored, without a second task', async () => {
+    const { catalog, queue, planner, states, state } = setup();
+    const s = state({ snapshots: 60 });
+    await planner.handleState(s);
+    await states.delete(`${catalog}/sales/orders`); // as if the process died before storing it
+    await planner.handleState(s);
+    expect(await queue.waiting(catalog)).toHaveLength(1);
+  });
+
+  it('a sort replaces a waiting merge (superseded event)', async () => {
+    const { catalog, queue, planner, events, state } = setup();
+    await planner.handleState(
+      state({ smallFiles: 80, newDataFiles: 5, newDataShare: 0.1 }, { lastSequenceNumber: '1' }),
+    );
+    await planner.handleState(
+      state({ smallFiles: 90, newDataFiles: 60, newDataShare: 0.6 }, { lastSequenceNumber: '2' }),
+    );
+    const waiting = await queue.waiting(catalog);
+    expect(waiting.map((w) => w.task.type)).toEqual(['sort']);
+    expect(events.events.map((e) => [e.status, e.taskType])).toEqual([
+      ['planned', 'merge'],
+      ['superseded', 'merge'],
+      ['planned', 'sort'],
+    ]);
+  });
+
+  it('removes waiting tasks when the table is paused or dropped, and says why', async () => {
+    const { catalog, queue, planner, events, state, table } = setup();
+    await planner.handleState(state({ snapshots: 60 }, { lastSequenceNumber: '1' }));
+    await planner.handleState(
+      state({ smallFiles: 80, newDataFiles: 5 }, { lastSequenceNumber: '1' }, 'other'),
+    );
+    await planner.handleState(
+      state(
+        { snapshots: 60 },
+        { lastSequenceNumber: '2', properties: { 'icepack.enabled': 'false' } },
+      ),
+    );
+    expect((await queue.waiting(catalog)).map((w) => w.task.table.name)).toEqual(['other']);
+    expect(events.events.at(-1)).toMatchObject({
+      status: 'skipped',
+      taskType: 'cleanup',
+      reason: 'paused: icepack.enabled=false on the table; no new tasks',
+    });
+
+    await planner.handleDropped(`${catalog}/sales/other`);
+    expect(await queue.waiting(catalog)).toEqual([]);
+    expect(events.events.at(-1)).toMatchObject({
+      status: 'skipped',
+      table: table('other'),
+      reason: 'the table was dropped',
+    });
+    expect(await planner.explain(`${catalog}/sales/other`)).toBeUndefined();
+  });
+
+  it('reports a bad property value once, as a skipped event naming key and value', async () => {
+    const { planner, events, state } = setup();
+    const properties = { 'icepack.snapshot-threshold': 'lots' };
+    await planner.handleState(state({ snapshots: 60 }, { lastSequenceNumber: '1', properties }));
+    await planner.handleState(state({ snapshots: 61 }, { lastSequenceNumber: '2', properties }));
+    const skipped = events.events.filter((e) => e.status === 'skipped');
+    expect(skipped).toHaveLength(1);
+    expect(skipped[0]?.reason).toContain('icepack.snapshot-threshold="lots"');
+    expect(skipped[0]?.reason).toContain('using 50');
+  });
+
+  it('explains the plan from the latest state any replica stored', async () => {
+    const { catalog, planner, queue, states, state } = setup();
+    await planner.handleState(state({ snapshots: 60, smallFiles: 3, newDataFiles: 2 }));
+    const other = new Planner({ queue, states, events: new InMemoryTaskEventSink(), logger });
+    const explanation = await other.explain(`${catalog}/sales/orders`);
+    expect(explanation?.decisions).toEqual([
+      expect.objectContaining({
+        type: 'cleanup',
+        action: 'update',
+        pending: 'prioritized',
+        fired: expect.arrayContaining(['60 snapshots > 50']) as unknown,
+      }),
+      expect.objectContaining({
+        type: 'merge',
+        action: 'none',
+        notFired: ['3 small files ≤ 20 (not above)', '0 delete files ≤ 10 (not above)'],
+      }),
+      expect.objectContaining({ type: 'sort', action: 'none' }),
+    ]);
+  });
+});
