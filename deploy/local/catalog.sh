@@ -50,7 +50,10 @@ cmd_start() {
   log "catalog: starting Iceberg $ICEPACK_ICEBERG_VERSION REST catalog on $uri (log: $logfile)"
   # Every CATALOG_* variable becomes a catalog property (CATALOG_JDBC_USER → jdbc.user).
   # The SQLite file keeps namespaces and tables across restarts; SQLite ignores the credentials.
+  # One pooled connection (`clients`): with the default two, a read on one connection can
+  # hold SQLite's lock so every write on the other fails with SQLITE_BUSY until a restart.
   CATALOG_REST_PORT="$ICEPACK_CATALOG_PORT" \
+    CATALOG_CLIENTS="${CATALOG_CLIENTS:-1}" \
     CATALOG_WAREHOUSE="file://$warehouse_dir" \
     CATALOG_URI="jdbc:sqlite:$catalog_dir/catalog.db" \
     CATALOG_JDBC_USER="${CATALOG_JDBC_USER:-icepack}" \
