@@ -1,10 +1,47 @@
-import { baseConfigSchema, secret } from '@icepack/runtime';
+import { baseConfigSchema, duration, secret } from '@icepack/runtime';
+import { Topics } from '@icepack/types';
 import { z } from 'zod';
+import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
+
+const step = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+/** `{"prod": {"icepack.small-file-threshold": "40"}}`: catalog-wide `icepack.*` settings. */
+const catalogPolicy = z
+  .string()
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected JSON: {"<catalog>": {"icepack.<key>": "<value>"}}',
+      });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), z.record(z.string(), z.string())));
 
 /** Environment variables of the planner; see README.md. */
 export const configSchema = baseConfigSchema('planner').extend({
   /** Bearer token the API requires. */
   ICEPACK_API_TOKEN: secret(z.string().min(16, 'expected at least 16 characters')),
+  ICEPACK_PLANNER_GROUP_ID: z.string().min(1).default('icepack-planner'),
+  ICEPACK_PLANNER_TABLE_STATE_TOPIC: z.string().min(1).default(Topics.tableState),
+  ICEPACK_PLANNER_TASK_EVENTS_TOPIC: z.string().min(1).default(Topics.taskEvents),
+  /** Partitions of the table-state topic handled at once (order per table is kept). */
+  ICEPACK_PLANNER_CONCURRENCY: step(3),
+  ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
+  /** Time between aging passes (cluster-wide; one replica does each). */
+  ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),
+  /** Waiting time per aging step, and points per step. */
+  ICEPACK_PLANNER_AGING_STEP: duration().default(DEFAULT_SCORE_OPTIONS.agingStepMs),
+  ICEPACK_PLANNER_AGING_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.agingStepPoints),
+  ICEPACK_PLANNER_SNAPSHOT_STEP: step(DEFAULT_SCORE_OPTIONS.snapshotStep),
+  ICEPACK_PLANNER_SNAPSHOT_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.snapshotStepPoints),
+  ICEPACK_PLANNER_SMALL_FILE_STEP: step(DEFAULT_SCORE_OPTIONS.smallFileStep),
+  ICEPACK_PLANNER_SMALL_FILE_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.smallFileStepPoints),
+  ICEPACK_PLANNER_DELETE_FILE_STEP: step(DEFAULT_SCORE_OPTIONS.deleteFileStep),
+  ICEPACK_PLANNER_DELETE_FILE_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.deleteFileStepPoints),
 });
 
 export type Config = z.output<typeof configSchema>;

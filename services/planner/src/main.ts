@@ -3,7 +3,9 @@ import {
   createHttpServer,
   createLogger,
   createRedisConnection,
+  EnvelopeConsumer,
   EnvelopeProducer,
+  ensureTopics,
   KafkaClient,
   loadConfig,
   redactConfig,
@@ -12,7 +14,30 @@ import {
   runService,
   startTelemetry,
 } from '@icepack/runtime';
-import { configSchema } from './config.ts';
+import { TopicSpecs } from '@icepack/types';
+import { AgingPass } from './adapters/aging-pass.ts';
+import { Planner } from './adapters/planner.ts';
+import { TableStateStore } from './adapters/state-store.ts';
+import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
+import { TaskQueue } from './adapters/task-queue.ts';
+import { tableStateHandlers } from './adapters/table-state-handlers.ts';
+import { plannerRouter } from './api/planner-router.ts';
+import { configSchema, type Config } from './config.ts';
+import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from './domain/score.ts';
+
+function scoreOptions(config: Config): ScoreOptions {
+  return {
+    ...DEFAULT_SCORE_OPTIONS,
+    agingStepMs: config.ICEPACK_PLANNER_AGING_STEP,
+    agingStepPoints: config.ICEPACK_PLANNER_AGING_STEP_POINTS,
+    snapshotStep: config.ICEPACK_PLANNER_SNAPSHOT_STEP,
+    snapshotStepPoints: config.ICEPACK_PLANNER_SNAPSHOT_STEP_POINTS,
+    smallFileStep: config.ICEPACK_PLANNER_SMALL_FILE_STEP,
+    smallFileStepPoints: config.ICEPACK_PLANNER_SMALL_FILE_STEP_POINTS,
+    deleteFileStep: config.ICEPACK_PLANNER_DELETE_FILE_STEP,
+    deleteFileStepPoints: config.ICEPACK_PLANNER_DELETE_FILE_STEP_POINTS,
+  };
+}
 
 runService(
   async (lifecycle) => {
@@ -55,13 +80,57 @@ runService(
     });
     // Everything under /v1 needs the token; health and metrics stay open for probes.
     http.app.use('/v1', requireBearerToken(config.ICEPACK_API_TOKEN));
+
+    const queue = new TaskQueue({ connection: redis.redis });
+    lifecycle.onShutdown('task queues', () => queue.close());
+    const states = new TableStateStore({ connection: redis.redis });
+    const scores = scoreOptions(config);
+    const catalogPolicy = config.ICEPACK_PLANNER_CATALOG_POLICY;
+    const planner = new Planner({
+      queue,
+      states,
+      events: new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC),
+      logger,
+      scoreOptions: scores,
+      catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
+    });
+    http.app.use('/v1', plannerRouter({ planner, queue, token: config.ICEPACK_API_TOKEN }));
     await http.listen();
     lifecycle.onShutdown('http server', () => http.close());
 
     const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
+    await retryUntil(
+      () =>
+        ensureTopics(kafka, [
+          { ...TopicSpecs.tableState, name: config.ICEPACK_PLANNER_TABLE_STATE_TOPIC },
+          { ...TopicSpecs.taskEvents, name: config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC },
+        ]),
+      { ...retry, what: 'create the Kafka topics' },
+    );
+
+    const consumer = new EnvelopeConsumer(kafka, {
+      groupId: config.ICEPACK_PLANNER_GROUP_ID,
+      topics: [config.ICEPACK_PLANNER_TABLE_STATE_TOPIC],
+      producer,
+      tracer: telemetry.tracer,
+      partitionsConsumedConcurrently: config.ICEPACK_PLANNER_CONCURRENCY,
+      ...tableStateHandlers(planner),
+    });
+    lifecycle.onShutdown('table-state consumer', () => consumer.stop());
+    await consumer.start();
+
+    const aging = new AgingPass({
+      queue,
+      states,
+      connection: redis.redis,
+      scoreOptions: scores,
+      logger,
+      intervalMs: config.ICEPACK_PLANNER_AGING_INTERVAL,
+    });
+    aging.start();
+    lifecycle.onShutdown('aging pass', () => aging.stop());
     logger.info('planner ready for work');
-    // Consumers, queues and API routes of this service are added here.
   },
   { service: 'planner' },
 );

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createHttpServer, createLogger, type HttpServer } from '@icepack/runtime';
+import { sampleTableId } from '@icepack/types';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Planner } from './adapters/planner.ts';
+import { TableStateStore } from './adapters/state-store.ts';
+import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
+import { TaskQueue } from './adapters/task-queue.ts';
+import { plannerRouter } from './api/planner-router.ts';
+import { tableState } from './domain/state-fixtures.ts';
+
+const infra = inject('infra');
+const logger = createLogger({
+  service: 'planner-api-test',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+const token = 'test-token-0123456789abcdef';
+const catalog = `api-${randomUUID().slice(0, 8)}`;
+
+let redis: Redis;
+let http: HttpServer;
+let queue: TaskQueue;
+let states: TableStateStore;
+
+beforeAll(async () => {
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  queue = new TaskQueue({ connection: redis });
+  states = new TableStateStore({
+    connection: redis,
+    statesKey: `test:${catalog}:states`,
+    catalogsKey: `test:${catalog}:catalogs`,
+  });
+  const planner = new Planner({ queue, states, events: new InMemoryTaskEventSink(), logger });
+  // Two tables: a merge (80 small files) and a cleanup (60 snapshots).
+  const table = (name: string) => sampleTableId({ catalog, name });
+  await planner.handleState(
+    tableState({ smallFiles: 80, newDataFiles: 5 }, { table: table('hot') }),
+  );
+  await planner.handleState(tableState({ snapshots: 60 }, { table: table('old') }));
+  http = createHttpServer({ port: 0, host: '127.0.0.1', logger });
+  http.app.use('/v1', plannerRouter({ planner, queue, token }));
+  await http.listen();
+});
+
+afterAll(async () => {
+  await http.close();
+  await queue.queue(catalog).obliterate({ force: true });
+  await queue.close();
+  await states.clear();
+  await redis.quit();
+});
+
+async function get(path: string, auth = token) {
+  const res = await fetch(`http://127.0.0.1:${http.port}${path}`, {
+    headers: { authorization: `Bearer ${auth}` },
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('planner API', () => {
+  it('requires the bearer token', async () => {
+    expect((await get(`/v1/catalogs/${catalog}/queue`, 'wrong-token')).status).toBe(401);
+    expect(
+      (await get(`/v1/tables/${encodeURIComponent(`${catalog}/sales/hot`)}/plan`, 'nope')).status,
+    ).toBe(401);
+  });
+
+  it('GET /v1/tables/{table}/plan says what it would do and which factor and threshold fired', async () => {
+    const { status, body } = await get(
+      `/v1/tables/${encodeURIComponent(`${catalog}/sales/hot`)}/plan`,
+    );
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      tableKey: `${catalog}/sales/hot`,
+      paused: false,
+      state: { lastSequenceNumber: '42' },
+    });
+    const decisions = body.decisions as {
+      type: string;
+      action: string;
+      fired: string[];
+      factors: unknown[];
+    }[];
+    const merge = decisions.find((d) => d.type === 'merge');
+    expect(merge).toMatchObject({ action: 'update', pending: 'prioritized' });
+    expect(merge?.factors).toContainEqual({
+      factor: 'small-files',
+      value: 80,
+      threshold: 20,
+      met: true,
+      text: '80 small files > 20',
+    });
+    expect(decisions.find((d) => d.type === 'cleanup')).toMatchObject({
+      action: 'none',
+      notFired: ['1 snapshots ≤ 50 (not above)'],
+    });
+  });
+
+  it('404 for a table the planner has not seen, 400 for a malformed key', async () => {
+    const unknown = await get(`/v1/tables/${encodeURIComponent(`${catalog}/sales/nope`)}/plan`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toContain(`${catalog}/sales/nope`);
+    expect((await get(`/v1/tables/${encodeURIComponent('not-a-key')}/plan`)).status).toBe(400);
+  });
+
+  it('GET /v1/catalogs/{catalog}/queue lists waiting tasks in run order with their scores', async () => {
+    const { status, body } = await get(`/v1/catalogs/${catalog}/queue`);
+    expect(status).toBe(200);
+    const tasks = body.tasks as {
+      position: number;
+      id: string;
+      priority: number;
+      score: { total: number; parts: { factor: string }[] };
+    }[];
+    expect(tasks.map((t) => [t.position, t.id])).toEqual([
+      [1, `merge/${catalog}/sales/hot`],
+      [2, `cleanup/${catalog}/sales/old`],
+    ]);
+    expect(tasks[0]!.priority).toBeLessThan(tasks[1]!.priority);
+    expect(tasks[0]?.score.parts.map((p) => p.factor)).toEqual([
+      'base',
+      'delete-files',
+      'small-files',
+      'waiting',
+    ]);
+    expect((await get(`/v1/catalogs/${catalog}/queue?limit=1`)).body.tasks).toHaveLength(1);
+    expect((await get(`/v1/catalogs/${catalog}/queue?limit=0`)).status).toBe(400);
+    expect((await get(`/v1/catalogs/unknown-${catalog}/queue`)).body.tasks).toEqual([]);
+  });
+});

@@ -1,0 +1,78 @@
+import { HttpError, requireBearerToken } from '@icepack/runtime';
+import { InvalidTableKeyError, parseTableKey, queueNameForCatalog, tableKey } from '@icepack/types';
+import { Router } from 'express';
+import type { Planner } from '../adapters/planner.ts';
+import type { TaskQueue } from '../adapters/task-queue.ts';
+
+export interface PlannerRouterOptions {
+  readonly planner: Planner;
+  readonly queue: TaskQueue;
+  /** Bearer token every route requires. */
+  readonly token: string;
+  /** Most tasks `GET …/queue` lists. Default 1000. */
+  readonly maxQueueListing?: number;
+  /** Default `() => new Date()`. */
+  readonly clock?: () => Date;
+}
+
+/**
+ * Mount under `/v1`:
+ * `GET /v1/tables/{table}/plan` — {table} is `tableKey` URL-encoded (`prod%2Fsales%2Forders`)
+ * `GET /v1/catalogs/{catalog}/queue?limit=` — waiting tasks in run order with their scores
+ */
+export function plannerRouter(options: PlannerRouterOptions): Router {
+  const router = Router();
+  const clock = options.clock ?? (() => new Date());
+  const max = options.maxQueueListing ?? 1000;
+  router.use(requireBearerToken(options.token));
+
+  router.get('/tables/:table/plan', async (req, res) => {
+    const key = req.params.table;
+    try {
+      parseTableKey(key);
+    } catch (error) {
+      if (error instanceof InvalidTableKeyError) {
+        res.status(400).json({ error: 'bad-request', message: error.message, field: 'table' });
+        return;
+      }
+      throw error;
+    }
+    const explanation = await options.planner.explain(key);
+    if (explanation === undefined) {
+      res
+        .status(404)
+        .json({ error: 'not-found', message: `the planner has seen no state of table ${key}` });
+      return;
+    }
+    res.json(explanation);
+  });
+
+  router.get('/catalogs/:catalog/queue', async (req, res) => {
+    const { catalog } = req.params;
+    const limitText = typeof req.query.limit === 'string' ? req.query.limit : String(max);
+    const limit = Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > max) {
+      throw new HttpError(400, `limit: expected a whole number from 1 to ${max}`);
+    }
+    const now = clock().getTime();
+    const waiting = await options.queue.waiting(catalog, limit);
+    res.json({
+      catalog,
+      queue: queueNameForCatalog(catalog),
+      tasks: waiting.map((w) => ({
+        position: w.position,
+        id: w.task.id,
+        type: w.task.type,
+        table: w.task.table,
+        tableKey: tableKey(w.task.table),
+        state: w.state,
+        priority: w.priority,
+        createdAt: w.task.createdAt,
+        waitingMs: Math.max(0, now - Date.parse(w.task.createdAt)),
+        score: { total: w.task.score.total, parts: w.task.score.parts },
+        parameters: w.task.parameters,
+      })),
+    });
+  });
+  return router;
+}
