@@ -1,0 +1,128 @@
+"""Unit tests of the job's pure parts (no Spark): python3 -m unittest discover jobs/spark"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import icepack_job as job  # noqa: E402
+
+MERGE = {
+    "id": "merge/prod/sales/orders",
+    "type": "merge",
+    "table": {"catalog": "prod", "namespace": ["sales"], "name": "odd.name with 'quote' and `tick`"},
+    "parameters": {
+        "targetFileSizeBytes": 512,
+        "minFileSizeBytes": 384,
+        "maxFileSizeBytes": 921,
+        "minInputFiles": 5,
+        "deleteFileThreshold": 10,
+        "rewritePositionDeletes": True,
+        "partialProgress": {"enabled": True, "maxCommits": 4},
+        "partitionFilter": [{"column": "country", "value": "d'e"}],
+    },
+}
+
+
+class ParseTaskTest(unittest.TestCase):
+    def test_accepts_a_merge_task_with_any_table_name(self):
+        self.assertEqual(job.parse_task(MERGE)["table"]["name"], "odd.name with 'quote' and `tick`")
+
+    def test_names_the_missing_field(self):
+        task = json.loads(json.dumps(MERGE))
+        del task["parameters"]["minInputFiles"]
+        with self.assertRaisesRegex(job.BadInput, r"task.parameters.minInputFiles is required"):
+            job.parse_task(task)
+
+    def test_rejects_a_boolean_where_a_number_is_meant(self):
+        task = json.loads(json.dumps(MERGE))
+        task["parameters"]["targetFileSizeBytes"] = True
+        with self.assertRaisesRegex(job.BadInput, "targetFileSizeBytes has the wrong type"):
+            job.parse_task(task)
+
+    def test_cleanup_needs_a_zoned_instant(self):
+        task = {
+            "id": "cleanup/x",
+            "type": "cleanup",
+            "table": MERGE["table"],
+            "parameters": {"olderThan": "2026-01-01T00:00:00", "retainLast": 1},
+        }
+        with self.assertRaisesRegex(job.BadInput, "time zone"):
+            job.parse_task(task)
+        task["parameters"]["olderThan"] = "2026-01-01T00:00:00Z"
+        self.assertEqual(job.parse_instant_ms("2026-01-01T00:00:00Z", "x"), 1767225600000)
+
+    def test_sort_checks_strategy_and_columns(self):
+        task = json.loads(json.dumps(MERGE))
+        task["type"] = "sort"
+        task["parameters"]["strategy"] = "hilbert"
+        task["parameters"]["columns"] = [{"name": "id"}]
+        with self.assertRaisesRegex(job.BadInput, "strategy must be sort or zorder"):
+            job.parse_task(task)
+
+
+class OptionsTest(unittest.TestCase):
+    def test_maps_the_task_to_iceberg_option_names(self):
+        self.assertEqual(
+            job.rewrite_options(MERGE["parameters"], 3),
+            {
+                "target-file-size-bytes": "512",
+                "min-file-size-bytes": "384",
+                "max-file-size-bytes": "921",
+                "min-input-files": "5",
+                "delete-file-threshold": "10",
+                "partial-progress.enabled": "true",
+                "partial-progress.max-commits": "4",
+                "max-concurrent-file-group-rewrites": "3",
+            },
+        )
+
+
+class ClassifyTest(unittest.TestCase):
+    def test_kinds(self):
+        cases = [
+            ([("org.apache.iceberg.exceptions.NoSuchTableException", "Table does not exist")], "table-not-found"),
+            ([("org.apache.spark.SparkException", "x"), ("org.apache.iceberg.exceptions.CommitFailedException", "")], "commit-conflict"),
+            ([("org.apache.iceberg.exceptions.ValidationException", "Found conflicting files that can contain records")], "commit-conflict"),
+            ([("org.apache.iceberg.exceptions.ValidationException", "Cannot find field 'nope' in struct")], "bad-input"),
+            ([("java.lang.RuntimeException", "x"), ("java.net.ConnectException", "refused")], "io"),
+            ([("org.apache.iceberg.exceptions.ServiceFailureException", "Server error")], "io"),
+            ([("java.lang.IllegalStateException", "boom")], "failed"),
+        ]
+        for chain, kind in cases:
+            self.assertEqual(job.classify(chain), kind, chain)
+
+
+class MainTest(unittest.TestCase):
+    def test_bad_input_prints_one_result_line_and_exits_2(self):
+        out = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(out):
+            result_file = os.path.join(tmp, "result.json")
+            code = job.main(["--task-json", "{not json", "--result-file", result_file])
+            with open(result_file, encoding="utf-8") as fh:
+                written = json.loads(fh.read())
+        lines = out.getvalue().splitlines()
+        self.assertEqual(code, 2)
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(json.loads(lines[0]), written)
+        self.assertEqual(written["error"]["kind"], "bad-input")
+        self.assertFalse(written["error"]["retryable"])
+
+    def test_secret_from_file_is_read_not_echoed(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+            fh.write("s3cr3t\n")
+        try:
+            self.assertEqual(job.read_secret({"ICEPACK_CATALOG_TOKEN_FILE": fh.name}, "ICEPACK_CATALOG_TOKEN"), "s3cr3t")
+        finally:
+            os.unlink(fh.name)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { TaskError } from '@icepack/types';
+
+/** Exit codes of jobs/spark/icepack_job.py (docs/spark-job.md). */
+export const JobExitCode = {
+  ok: 0,
+  failed: 1,
+  badInput: 2,
+  tableNotFound: 3,
+  commitConflict: 4,
+  transientIo: 5,
+} as const;
+export type JobExitCode = (typeof JobExitCode)[keyof typeof JobExitCode];
+
+const figures = z.object({
+  snapshotId: z.string().nullable(),
+  snapshots: z.int(),
+  dataFiles: z.int(),
+  deleteFiles: z.int(),
+  bytes: z.int(),
+  records: z.int(),
+});
+
+/** The one JSON line the job prints (and writes to `--result-file`). */
+export const jobResultSchema = z.union([
+  z.looseObject({
+    ok: z.literal(true),
+    taskId: z.string(),
+    type: z.string(),
+    exitCode: z.literal(0),
+    before: figures,
+    after: figures,
+    durationMs: z.int(),
+  }),
+  z.looseObject({
+    ok: z.literal(false),
+    taskId: z.string().nullable(),
+    exitCode: z.int(),
+    error: z.object({ kind: z.string(), message: z.string(), retryable: z.boolean() }),
+  }),
+]);
+export type JobResult = Extract<z.output<typeof jobResultSchema>, { ok: true }>;
+export type JobFailure = Extract<z.output<typeof jobResultSchema>, { ok: false }>;
+
+/** The last line of `text` that is a job result, or undefined. */
+export function parseJobOutput(text: string): z.output<typeof jobResultSchema> | undefined {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('{'));
+  for (const line of lines.reverse()) {
+    try {
+      const parsed = jobResultSchema.safeParse(JSON.parse(line));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // Not JSON: Spark printed something else on stdout.
+    }
+  }
+  return undefined;
+}
+
+/** An error for a run that ended without a result line (killed, OOM, vanished). */
+export function errorWithoutResult(kind: string, message: string, retryable: boolean): TaskError {
+  return { kind, message, retryable };
+}
+
+/** Error kind from an exit code, when only the code is known. */
+export function errorFromExitCode(code: number, message: string): TaskError {
+  switch (code) {
+    case JobExitCode.badInput:
+      return { kind: 'bad-input', message, retryable: false };
+    case JobExitCode.tableNotFound:
+      return { kind: 'table-not-found', message, retryable: false };
+    case JobExitCode.commitConflict:
+      return { kind: 'commit-conflict', message, retryable: true };
+    case JobExitCode.transientIo:
+      return { kind: 'io', message, retryable: true };
+    default:
+      return { kind: 'failed', message, retryable: false };
+  }
+}

@@ -1,0 +1,276 @@
+import { spawn } from 'node:child_process';
+import { access, appendFile, mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TaskError } from '@icepack/types';
+import { errorWithoutResult, jobResultSchema } from './job-result.ts';
+import { processAlive, signalGroup } from './local-process.ts';
+import { runKey } from './run-key.ts';
+import type { RunEnd, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
+
+const cacheDir = process.env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
+
+/** The job file in this repository. */
+export const DEFAULT_JOB_FILE = resolve(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'jobs',
+  'spark',
+  'icepack_job.py',
+);
+
+export interface LocalRunnerOptions {
+  /** Where run directories (markers, pid, result, logs) live. Must survive restarts. */
+  readonly stateDir: string;
+  /** Default: the cached venv's `spark-submit`. */
+  readonly sparkSubmit?: string;
+  /** Python for the job; default: the cached venv's. */
+  readonly python?: string;
+  /** Default: `jobs/spark/icepack_job.py` of this checkout. */
+  readonly jobFile?: string;
+  /** `spark.jars` (the Iceberg Spark runtime). Default: `ICEPACK_SPARK_JARS`. */
+  readonly sparkJars?: string;
+  /** Upper bound of `local[n]`. Default: the machine's cores. */
+  readonly maxCores?: number;
+  /** Status poll interval. Default 1000 ms. */
+  readonly pollMs?: number;
+  /** Grace between SIGTERM and SIGKILL on timeout. Default 10 s. */
+  readonly killGraceMs?: number;
+  /** Extra `--conf` pairs. Default none. */
+  readonly sparkConf?: Readonly<Record<string, string>>;
+}
+
+interface LaunchRecord {
+  readonly pid: number;
+  readonly startedAt: number;
+}
+
+const TAIL = 3_000;
+
+/**
+ * `spark-submit --master local[n]` in its own session, tracked by files in a run directory
+ * keyed by (task id, attempt): `launched` (created exclusively before the launch: at most one
+ * launch per attempt, ever), `pid`, `result.json` (the job's result line), `runs.log` (one
+ * line per launch). A restarted dispatcher finds the run there and follows it.
+ */
+export class LocalRunner implements SparkRunner {
+  readonly kind = 'local';
+  private readonly opts: Required<Omit<LocalRunnerOptions, 'sparkJars'>> & { sparkJars?: string };
+
+  constructor(options: LocalRunnerOptions) {
+    this.opts = {
+      sparkSubmit: join(cacheDir, 'venv', 'bin', 'spark-submit'),
+      python: join(cacheDir, 'venv', 'bin', 'python'),
+      jobFile: DEFAULT_JOB_FILE,
+      sparkJars: options.sparkJars ?? process.env.ICEPACK_SPARK_JARS,
+      maxCores: availableParallelism(),
+      pollMs: 1_000,
+      killGraceMs: 10_000,
+      sparkConf: {},
+      ...options,
+    };
+  }
+
+  /** The run directory of an attempt (tests read `runs.log` there). */
+  runDir(runId: string, attempt: number): string {
+    return join(this.opts.stateDir, runKey(runId, attempt));
+  }
+
+  async isLaunched(request: Pick<RunRequest, 'runId' | 'attempt'>): Promise<boolean> {
+    try {
+      await access(join(this.runDir(request.runId, request.attempt), 'launched'));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async run(request: RunRequest): Promise<RunOutcome> {
+    const dir = this.runDir(request.runId, request.attempt);
+    await mkdir(dir, { recursive: true });
+    const done = await this.readResult(dir);
+    if (done !== undefined) return { ...done, reattached: true };
+
+    let launch: LaunchRecord | undefined;
+    let reattached = false;
+    try {
+      const marker = await open(join(dir, 'launched'), 'wx');
+      await marker.writeFile(new Date().toISOString());
+      await marker.close();
+      launch = await this.launch(dir, request);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      reattached = true;
+      launch = await this.readLaunch(dir);
+    }
+    const outcome = await this.follow(dir, launch, request.timeoutMs);
+    return { ...outcome, reattached };
+  }
+
+  private args(dir: string, request: RunRequest): string[] {
+    const { size, catalog } = request;
+    const cores = Math.max(
+      1,
+      Math.min(this.opts.maxCores, size.executor.cores * size.executor.instances),
+    );
+    // Local mode runs the executors inside the driver JVM: it gets both heaps.
+    const memoryMiB = Math.ceil(
+      (size.driver.memoryBytes + size.executor.memoryBytes * size.executor.instances) / 2 ** 20,
+    );
+    const conf: Record<string, string> = {
+      'spark.ui.enabled': 'false',
+      'spark.ui.showConsoleProgress': 'false',
+      'spark.sql.shuffle.partitions': String(cores),
+      'spark.default.parallelism': String(cores),
+      'spark.sql.session.timeZone': 'UTC',
+      ...(this.opts.sparkJars === undefined ? {} : { 'spark.jars': this.opts.sparkJars }),
+      ...request.binding.spark.sparkConf,
+      ...this.opts.sparkConf,
+    };
+    const args = [
+      '--master',
+      `local[${String(cores)}]`,
+      '--name',
+      `icepack-${request.task.type}-${runKey(request.runId, request.attempt)}`,
+      '--driver-memory',
+      `${String(memoryMiB)}m`,
+    ];
+    for (const [key, value] of Object.entries(conf)) args.push('--conf', `${key}=${value}`);
+    args.push(
+      this.opts.jobFile,
+      '--task',
+      join(dir, 'task.json'),
+      '--result-file',
+      join(dir, 'result.json'),
+      '--catalog-name',
+      catalog.name,
+      '--catalog-uri',
+      catalog.uri,
+      '--max-concurrent-file-group-rewrites',
+      String(size.maxConcurrentFileGroupRewrites),
+    );
+    if (catalog.warehouse !== undefined) args.push('--warehouse', catalog.warehouse);
+    return args;
+  }
+
+  private async launch(dir: string, request: RunRequest): Promise<LaunchRecord> {
+    await writeFile(join(dir, 'task.json'), JSON.stringify(request.task));
+    const stdout = await open(join(dir, 'stdout.log'), 'a');
+    const stderr = await open(join(dir, 'stderr.log'), 'a');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PYSPARK_PYTHON: this.opts.python,
+      PYSPARK_DRIVER_PYTHON: this.opts.python,
+      SPARK_LOCAL_IP: process.env.SPARK_LOCAL_IP ?? '127.0.0.1',
+      ...(request.traceparent === undefined ? {} : { TRACEPARENT: request.traceparent }),
+    };
+    // Detached (own session): the job survives a dispatcher crash, and a restarted
+    // dispatcher re-attaches to it instead of launching it again.
+    const child = spawn(this.opts.sparkSubmit, this.args(dir, request), {
+      cwd: dir,
+      env,
+      detached: true,
+      stdio: ['ignore', stdout.fd, stderr.fd],
+    });
+    const pid = await new Promise<number>((ok, fail) => {
+      child.once('spawn', () => ok(child.pid ?? -1));
+      child.once('error', fail);
+    });
+    // Reap it when it exits while we live; `follow` watches /proc either way.
+    child.unref();
+    await stdout.close();
+    await stderr.close();
+    const record: LaunchRecord = { pid, startedAt: Date.now() };
+    await writeFile(join(dir, 'pid.tmp'), JSON.stringify(record));
+    await rename(join(dir, 'pid.tmp'), join(dir, 'pid'));
+    await appendFile(
+      join(dir, 'runs.log'),
+      `${JSON.stringify({ ...record, taskId: request.task.id, runId: request.runId, attempt: request.attempt })}\n`,
+    );
+    return record;
+  }
+
+  private async readLaunch(dir: string): Promise<LaunchRecord | undefined> {
+    try {
+      return JSON.parse(await readFile(join(dir, 'pid'), 'utf8')) as LaunchRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async readResult(dir: string): Promise<RunEnd | undefined> {
+    let text: string;
+    try {
+      text = await readFile(join(dir, 'result.json'), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const parsed = jobResultSchema.safeParse(JSON.parse(text));
+    if (!parsed.success) {
+      return {
+        ok: false,
+        error: errorWithoutResult('failed', `unreadable job result: ${text.slice(0, 500)}`, false),
+      };
+    }
+    const result = parsed.data;
+    return result.ok ? { ok: true, result } : { ok: false, error: result.error };
+  }
+
+  private async stderrTail(dir: string): Promise<string> {
+    try {
+      return (await readFile(join(dir, 'stderr.log'), 'utf8')).slice(-TAIL).trim();
+    } catch {
+      return '';
+    }
+  }
+
+  private async follow(
+    dir: string,
+    launch: LaunchRecord | undefined,
+    timeoutMs: number,
+  ): Promise<RunEnd> {
+    if (launch === undefined) {
+      // Marked launched but no pid: a crash between the two. Give a racing launcher a moment.
+      await sleep(this.opts.pollMs * 2);
+      launch = await this.readLaunch(dir);
+    }
+    if (launch !== undefined) {
+      const deadline = launch.startedAt + timeoutMs;
+      while (await processAlive(launch.pid, dir)) {
+        if (Date.now() > deadline) {
+          signalGroup(launch.pid, 'SIGTERM');
+          await sleep(this.opts.killGraceMs);
+          signalGroup(launch.pid, 'SIGKILL');
+          const error: TaskError = errorWithoutResult(
+            'timeout',
+            `cancelled after ${String(Math.round(timeoutMs / 1000))}s`,
+            false,
+          );
+          await writeFile(
+            join(dir, 'result.json'),
+            JSON.stringify({ ok: false, taskId: null, exitCode: 1, error }),
+          );
+          return { ok: false, error };
+        }
+        await sleep(this.opts.pollMs);
+      }
+    }
+    const result = await this.readResult(dir);
+    if (result !== undefined) return result;
+    const tail = await this.stderrTail(dir);
+    // Killed or crashed without a result line (OOM kill, machine restart): retryable, as a
+    // new attempt (a new run directory).
+    return {
+      ok: false,
+      error: errorWithoutResult(
+        'lost',
+        `the Spark job ended without a result${tail === '' ? '' : `: …${tail.slice(-800)}`}`,
+        true,
+      ),
+    };
+  }
+}

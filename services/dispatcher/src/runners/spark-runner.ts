@@ -1,0 +1,52 @@
+import type { Binding, Task, TaskError } from '@icepack/types';
+import type { JobSize } from '../domain/sizing.ts';
+import type { JobResult } from './job-result.ts';
+
+/** How the job reaches the catalog. Secrets never travel here: only env var names. */
+export interface CatalogConnection {
+  /** Spark catalog name (the task's `table.catalog`). */
+  readonly name: string;
+  /** REST catalog URI. */
+  readonly uri: string;
+  readonly warehouse?: string;
+  /** Environment variables the job reads secrets from, passed through by name only. */
+  readonly secretEnv?: readonly string[];
+}
+
+export interface RunRequest {
+  /**
+   * Unique per enqueued job (task id + the job's creation time): a later task under the same
+   * task id is a new run, never mistaken for an old one.
+   */
+  readonly runId: string;
+  readonly task: Task;
+  /** 1 for the first run; a run is identified by (task id, attempt). */
+  readonly attempt: number;
+  readonly binding: Binding;
+  readonly size: JobSize;
+  readonly catalog: CatalogConnection;
+  /** W3C traceparent for the job (annotation + env var). */
+  readonly traceparent?: string;
+  /** Cancel the run after this long. */
+  readonly timeoutMs: number;
+}
+
+/** How a run ended. */
+export type RunEnd =
+  | { readonly ok: true; readonly result: JobResult }
+  | { readonly ok: false; readonly error: TaskError };
+
+/** `reattached`: this call followed a run launched earlier instead of launching one. */
+export type RunOutcome = RunEnd & { readonly reattached: boolean };
+
+/**
+ * Runs one task attempt to its end. Idempotent per (task id, attempt): calling `run` again
+ * for an attempt that was launched before (by this or a crashed process) follows that run
+ * instead of starting a second one.
+ */
+export interface SparkRunner {
+  readonly kind: string;
+  run(request: RunRequest): Promise<RunOutcome>;
+  /** Was this attempt launched already (by any dispatcher)? Such a run skips the quota check. */
+  isLaunched(request: Pick<RunRequest, 'runId' | 'attempt' | 'binding'>): Promise<boolean>;
+}

@@ -1,0 +1,54 @@
+"""Builds fixture tables for the dispatcher's tests in a namespace of their own.
+
+The shared fixtures (test/fixtures/generate.py) live in fixed namespaces that other suites
+read; maintenance rewrites tables, so these tests build the same fixtures (same builders,
+same seeded rows) under `<prefix>.<fixture namespace…>` and print their ground truth.
+
+    python build_tables.py --catalog-uri URI --prefix disp_ab12 --only sorted odd-name --out t.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+FIXTURES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test", "fixtures")
+sys.path.insert(0, os.path.abspath(FIXTURES_DIR))
+
+from session import CatalogOptions, build_session, quote_ident, table_sql_name  # noqa: E402
+from tables import FIXTURES, SCALES, Ctx  # noqa: E402
+from truth import table_truth  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--catalog-uri", required=True)
+    parser.add_argument("--catalog-name", default="fixtures")
+    parser.add_argument("--prefix", required=True)
+    parser.add_argument("--only", nargs="+", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    spark = build_session(CatalogOptions(args.catalog_uri, args.catalog_name), "icepack-dispatcher-tables")
+    ctx = Ctx(spark=spark, catalog=args.catalog_name, scale=SCALES["small"])
+    out = {}
+    try:
+        for fixture in (f for f in FIXTURES if f.key in args.only):
+            namespace = [args.prefix, *fixture.namespace]
+            for i in range(len(namespace)):
+                level = ".".join(quote_ident(p) for p in [args.catalog_name, *namespace[: i + 1]])
+                spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {level}")
+            name = table_sql_name(args.catalog_name, namespace, fixture.name)
+            spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+            fixture.build(ctx, name)
+            out[fixture.key] = table_truth(spark, args.catalog_name, namespace, fixture.name)
+    finally:
+        spark.stop()
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump(out, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
