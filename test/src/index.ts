@@ -1,2 +1,10 @@
 export { infraEnv } from './infra/env.ts';
 export type { InfraEnv } from './infra/env.ts';
+export { generateFixtures, fixtureTruth } from './fixtures/generate-fixtures.ts';
+export type { GenerateFixturesOptions } from './fixtures/generate-fixtures.ts';
+export { tableTruth } from './fixtures/table-truth.ts';
+export type { TableTruthOptions } from './fixtures/table-truth.ts';
+export { groundTruthSchema, tableTruthSchema } from './fixtures/ground-truth.ts';
+export type { GroundTruth, TableTruth } from './fixtures/ground-truth.ts';
+export { FixtureKey, FixtureScale } from './fixtures/fixture-keys.ts';
+export { FixtureScriptError } from './fixtures/run-python.ts';
