@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import {
+  createLogger,
+  deleteTopics,
+  EnvelopeConsumer,
+  EnvelopeProducer,
+  ensureTopics,
+  KafkaClient,
+} from '@icepack/runtime';
+import {
+  createEnvelope,
+  parseMessage,
+  sampleTableId,
+  serializeEnvelope,
+  tableKey,
+  type TaskEvent,
+} from '@icepack/types';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgingPass } from './adapters/aging-pass.ts';
+import { Planner } from './adapters/planner.ts';
+import { TableStateStore } from './adapters/state-store.ts';
+import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
+import { TaskQueue } from './adapters/task-queue.ts';
+import { tableStateHandlers } from './adapters/table-state-handlers.ts';
+import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
+import { tableState } from './domain/state-fixtures.ts';
+
+const infra = inject('infra');
+const logger = createLogger({
+  service: 'planner-kafka-test',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+const suffix = randomUUID().slice(0, 8);
+const catalog = `k-${suffix}`;
+const stateTopic = `test.planner.${suffix}.table-state`;
+const eventsTopic = `test.planner.${suffix}.task-events`;
+const dlqTopic = `test.planner.${suffix}.dlq`;
+const groupId = `test-planner-${suffix}`;
+
+let redis: Redis;
+let kafka: KafkaClient;
+let producer: EnvelopeProducer;
+let consumer: EnvelopeConsumer;
+let queue: TaskQueue;
+let states: TableStateStore;
+
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: groupId, logger });
+  await ensureTopics(kafka, [
+    { name: stateTopic, cleanupPolicy: 'compact', partitions: 2 },
+    { name: eventsTopic, cleanupPolicy: 'delete', partitions: 1 },
+    { name: dlqTopic, cleanupPolicy: 'delete', partitions: 1 },
+  ]);
+  producer = new EnvelopeProducer(kafka);
+  await producer.connect();
+  queue = new TaskQueue({ connection: redis });
+  states = new TableStateStore({
+    connection: redis,
+    statesKey: `test:${catalog}:states`,
+    catalogsKey: `test:${catalog}:catalogs`,
+  });
+  const planner = new Planner({
+    queue,
+    states,
+    events: new KafkaTaskEventSink(producer, eventsTopic),
+    logger,
+  });
+  consumer = new EnvelopeConsumer(kafka, {
+    groupId,
+    topics: [stateTopic],
+    producer,
+    dlqTopic,
+    ...tableStateHandlers(planner),
+  });
+  await consumer.start();
+});
+
+afterAll(async () => {
+  await consumer.stop();
+  await producer.disconnect();
+  await deleteTopics(kafka, [stateTopic, eventsTopic, dlqTopic]);
+  const admin = kafka.kafka.admin();
+  await admin.connect();
+  await admin.deleteGroups([groupId, `${groupId}-events`]).catch(() => undefined);
+  await admin.disconnect();
+  await kafka.close();
+  await queue.queue(catalog).obliterate({ force: true });
+  await queue.close();
+  await states.clear();
+  await redis.quit();
+});
+
+describe('Kafka → planner → queue', () => {
+  it('a TableScanned message becomes one task; its redelivery and a tombstone behave', async () => {
+    const table = sampleTableId({ catalog, name: 'orders' });
+    const key = tableKey(table);
+    const state = tableState({ smallFiles: 80, newDataFiles: 5 }, { table });
+    // The scanner's trace context rides in the headers and ends up in the job data.
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const envelope = serializeEnvelope(createEnvelope('TableScanned', key, state));
+    await producer.sendRaw(stateTopic, key, envelope, { traceparent });
+    await producer.sendRaw(stateTopic, key, envelope); // redelivered / re-published
+
+    const waiting = await waitFor('the merge task', async () => {
+      const list = await queue.waiting(catalog);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(waiting.map((w) => w.task.id)).toEqual([`merge/${key}`]);
+    expect(waiting[0]?.task.traceparent).toBe(traceparent);
+
+    // The planned event reached icepack.task-events (here: its test topic), keyed by table.
+    const events: TaskEvent[] = [];
+    const reader = kafka.kafka.consumer({ groupId: `${groupId}-events` });
+    await reader.connect();
+    await reader.subscribe({ topic: eventsTopic, fromBeginning: true });
+    await reader.run({
+      eachMessage: ({ message }) => {
+        events.push(
+          parseMessage(message.value ?? '', ['TaskPlanned', 'TaskSkipped']).payload as TaskEvent,
+        );
+        return Promise.resolve();
+      },
+    });
+    await waitFor('the planned event', () =>
+      Promise.resolve(events.length >= 1 ? true : undefined),
+    );
+
+    // The table is dropped: its waiting task goes.
+    await producer.tombstone(stateTopic, key);
+    await waitFor('the task to go', async () =>
+      (await queue.waiting(catalog)).length === 0 ? true : undefined,
+    );
+    await waitFor('the skipped event', () =>
+      Promise.resolve(events.length >= 2 ? true : undefined),
+    );
+    await reader.disconnect();
+    expect(events.map((e) => [e.status, e.taskId, e.reason])).toEqual([
+      ['planned', `merge/${key}`, '80 small files > 20'],
+      ['skipped', `merge/${key}`, 'the table was dropped'],
+    ]);
+  });
+});
+
+describe('AgingPass', () => {
+  it('runs on one replica per interval (Redis lock)', async () => {
+    const lockKey = `test:${catalog}:aging-lock`;
+    const make = () =>
+      new AgingPass({
+        queue,
+        states,
+        connection: redis,
+        scoreOptions: DEFAULT_SCORE_OPTIONS,
+        logger,
+        intervalMs: 60_000,
+        lockKey,
+      });
+    const results = await Promise.all([make().runOnce(), make().runOnce(), make().runOnce()]);
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+    await redis.del(lockKey);
+  });
+});
