@@ -90,14 +90,20 @@ export class Planner {
 
   async handleState(state: TableState, traceparent?: string): Promise<HandleOutcome> {
     const key = tableKey(state.table);
-    const log = this.#o.logger.child({ table: key });
-    const latest = await this.#o.states.get(key);
+    const log = this.#o.logger;
+    // Both reads in flight at once: one round trip (the job read is wasted on a stale state).
+    const [latest, jobs] = await Promise.all([
+      this.#o.states.get(key),
+      this.#o.queue.inspect(state.table),
+    ]);
     const order = compareStates(latest, state);
     if (order !== 'newer') {
-      log.debug({ order, lastSequenceNumber: state.lastSequenceNumber }, 'table state ignored');
+      log.debug(
+        { table: key, order, lastSequenceNumber: state.lastSequenceNumber },
+        'table state ignored',
+      );
       return { ignored: order === 'older' ? 'older' : 'duplicate', actions: [] };
     }
-    const jobs = await this.#o.queue.inspect(state.table);
     const plan = this.#plan(state, jobs, traceparent);
     const events: TaskEvent[] = [];
     const at = this.#o.clock().toISOString();
@@ -130,41 +136,44 @@ export class Planner {
         mergeStillWaiting = true; // it started running meanwhile
       }
     }
-    for (const d of plan.decisions) {
-      if (d.task === undefined) continue;
-      if (d.action === 'create') {
-        if (d.type === 'sort' && mergeStillWaiting) {
-          events.push(
-            event(
+    // Creates and updates touch different job ids: send them together.
+    const applied = await Promise.all(
+      plan.decisions.map(async (d): Promise<TaskEvent | undefined> => {
+        if (d.task === undefined) return undefined;
+        if (d.action === 'create') {
+          if (d.type === 'sort' && mergeStillWaiting) {
+            return event(
               d,
               'skipped',
               'the merge it would replace started running; the next table state decides',
-            ),
-          );
-          continue;
+            );
+          }
+          return (await this.#o.queue.create(d.task, jobs[d.type].state))
+            ? event(d, 'planned', d.reason)
+            : undefined;
         }
-        if (await this.#o.queue.create(d.task, jobs[d.type].state)) {
-          events.push(event(d, 'planned', d.reason));
-          actions.push({ type: d.type, action: 'planned' });
-        }
-      } else if (d.action === 'update') {
+        if (d.action !== 'update') return undefined;
         const current = jobs[d.type].task;
         // Same metadata, same parameters: a re-scan of an unchanged table; nothing to say.
         if (
           current?.state.metadataLocation === d.task.state.metadataLocation &&
           JSON.stringify(current.parameters) === JSON.stringify(d.task.parameters)
         ) {
-          continue;
+          return undefined;
         }
-        if ((await this.#o.queue.update(d.task)) === 'updated') {
-          events.push(event(d, 'updated', d.reason));
-          actions.push({ type: d.type, action: 'updated' });
-        }
-      }
+        return (await this.#o.queue.update(d.task)) === 'updated'
+          ? event(d, 'updated', d.reason)
+          : undefined;
+      }),
+    );
+    for (const e of applied) {
+      if (e === undefined) continue;
+      events.push(e);
+      if (e.status !== 'skipped') actions.push({ type: e.taskType, action: e.status });
     }
     for (const e of events) await this.#o.events.publish(e);
     await this.#o.states.put(state);
-    if (actions.length > 0) log.info({ actions, paused: plan.paused }, 'planned');
+    if (actions.length > 0) log.info({ table: key, actions, paused: plan.paused }, 'planned');
     return { actions };
   }
 
