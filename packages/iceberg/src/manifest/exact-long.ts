@@ -51,23 +51,101 @@ function isExactLong(value: unknown): boolean {
   return typeof value === 'string' && /^-?\d+$/.test(value);
 }
 
+interface Tap {
+  buf: Uint8Array;
+  pos: number;
+}
+
+/**
+ * Reads a long straight from avsc's tap: no buffer slice per value. Up to 7 varint bytes
+ * (49 bits) are plain arithmetic; only longer values (63-bit ids) go through BigInt once.
+ * Past the end of the buffer the tap's position ends up beyond it, which avsc reports as a
+ * truncated record.
+ */
+function readExactLong(tap: Tap): ExactLong {
+  const buf = tap.buf;
+  let pos = tap.pos;
+  let lo = 0;
+  let scale = 1;
+  let byte = 0;
+  let i = 0;
+  do {
+    byte = buf[pos++] ?? 0;
+    lo += (byte & 0x7f) * scale;
+    scale *= 128;
+    i++;
+  } while (byte & 0x80 && i < 7);
+  if ((byte & 0x80) === 0) {
+    tap.pos = pos > buf.length ? buf.length + 1 : pos;
+    return lo % 2 === 0 ? lo / 2 : -(lo + 1) / 2;
+  }
+  let hi = 0;
+  scale = 1;
+  do {
+    byte = buf[pos++] ?? 0;
+    hi += (byte & 0x7f) * scale;
+    scale *= 128;
+  } while (byte & 0x80);
+  tap.pos = pos > buf.length ? buf.length + 1 : pos;
+  // Big values are snapshot ids and sequence numbers: few distinct ones, repeated per entry.
+  for (let k = 0; k < RECENT; k++) {
+    if (recentHi[k] === hi && recentLo[k] === lo) return recentValue[k]!;
+  }
+  const value = bigLong(hi, lo);
+  recentHi[next] = hi;
+  recentLo[next] = lo;
+  recentValue[next] = value;
+  next = (next + 1) % RECENT;
+  return value;
+}
+
+const RECENT = 4;
+const recentHi = new Array<number>(RECENT).fill(-1);
+const recentLo = new Array<number>(RECENT).fill(-1);
+const recentValue = new Array<ExactLong>(RECENT).fill(0);
+let next = 0;
+
+function bigLong(hi: number, lo: number): ExactLong {
+  const n = (BigInt(hi) << 49n) | BigInt(lo);
+  const value = (n & 1n) === 0n ? n >> 1n : -((n + 1n) >> 1n);
+  return value <= MAX_SAFE && value >= MIN_SAFE ? Number(value) : value.toString();
+}
+
+const compare = (a: ExactLong, b: ExactLong): number => {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
 /** The avsc type used for every `long` of a manifest schema (via `typeHook`). */
-export const exactLongType = avsc.types.LongType.__with(
-  {
-    fromBuffer: (buf: Buffer) => decodeZigZag(buf),
-    toBuffer: (value: ExactLong | bigint) => encodeZigZag(value),
-    fromJSON: (value: ExactLong) => value,
-    toJSON: (value: ExactLong) => value,
-    isValid: isExactLong,
-    compare: (a: ExactLong, b: ExactLong) => {
-      const x = BigInt(a);
-      const y = BigInt(b);
-      return x < y ? -1 : x > y ? 1 : 0;
+export const exactLongType: avsc.Type = (() => {
+  // avsc's own custom-long hook (`LongType.__with`) slices a buffer per value; build the same
+  // kind of type (its constructor is not exported) and read from the tap directly.
+  const template = avsc.types.LongType.__with(
+    {
+      fromBuffer: decodeZigZag,
+      toBuffer: encodeZigZag,
+      fromJSON: (v: ExactLong) => v,
+      toJSON: (v: ExactLong) => v,
+      isValid: isExactLong,
+      compare,
     },
-  },
-  // No unpacking: fromBuffer sees the raw varint bytes, which is cheaper than 8-byte form.
-  true,
-);
+    true,
+  );
+  const AbstractLong = (Object.getPrototypeOf(template) as { constructor: unknown })
+    .constructor as new (noUnpack: boolean) => Record<string, unknown>;
+  const type = new AbstractLong(true);
+  Object.assign(type, {
+    _fromBuffer: decodeZigZag,
+    _toBuffer: encodeZigZag,
+    _fromJSON: (v: ExactLong) => v,
+    _toJSON: (v: ExactLong) => v,
+    _isValid: isExactLong,
+    compare,
+    _read: readExactLong,
+  });
+  return Object.freeze(type) as unknown as avsc.Type;
+})();
 
 /** `typeHook` for `Type.forSchema`: every long (plain or with a logical type) is exact. */
 export function exactLongHook(schema: unknown): avsc.Type | undefined {
