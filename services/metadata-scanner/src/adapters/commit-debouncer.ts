@@ -58,6 +58,9 @@ export class CommitDebouncer {
     const data: DebouncedScan = injectTraceparent({ table, eventId: envelope.id });
     const window = this.#o.windowMs;
     const job = await this.#queue.add('scan', data, {
+      // The event id: a redelivered event adds nothing, and a deduplicated add is
+      // recognisable (it returns the pending job, whose id differs).
+      jobId: envelope.id,
       delay: window,
       ...(window > 0 ? { deduplication: { id: tableKey(table), ttl: window } } : {}),
       removeOnComplete: true,
@@ -66,7 +69,7 @@ export class CommitDebouncer {
       backoff: { type: 'exponential', delay: 1_000 },
     });
     // A deduplicated add returns the job already pending for this table.
-    const outcome = job.data.eventId === envelope.id ? 'scheduled' : 'debounced';
+    const outcome = job.id === envelope.id ? 'scheduled' : 'debounced';
     this.#o.metrics.commitsDebounced.add(1, { catalog: table.catalog, outcome });
   }
 

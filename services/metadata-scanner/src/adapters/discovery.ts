@@ -7,6 +7,7 @@ import type { CatalogHealth } from '../domain/catalog-health.ts';
 import type { CatalogRegistry } from '../domain/catalog-registry.ts';
 import { disappearedTables } from '../domain/discovery-diff.ts';
 import type { CatalogClients } from './catalog-clients.ts';
+import { walkCatalog } from './catalog-walk.ts';
 import type { KnownTablesStore } from './known-tables-store.ts';
 import type { ScannerMetrics } from './scanner-metrics.ts';
 import type { TableStateStore } from './table-state-store.ts';
@@ -114,7 +115,7 @@ export class Discovery {
     let pending: Promise<unknown>[] = [];
     const client = this.#o.clients.get(catalog);
     try {
-      for await (const table of client.walkTables()) {
+      for await (const table of walkCatalog(client)) {
         const key = tableKey(table);
         if (found.has(key)) continue;
         found.add(key);
