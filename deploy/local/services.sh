@@ -13,6 +13,16 @@ port_of() {
   echo "${!var:-${PORT[$1]}}"
 }
 
+# The local API token: made once per state directory, readable only by its owner, passed to
+# the services as a file so it never shows up in a process list or a log.
+ensure_api_token() {
+  local file="$ICEPACK_RUN/api-token"
+  if [[ ! -s "$file" ]]; then
+    (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$file")
+  fi
+  echo "$file"
+}
+
 start_one() {
   local svc="$1" port pidfile
   port="$(port_of "$svc")"
@@ -27,6 +37,7 @@ start_one() {
     source "$ICEPACK_ROOT/deploy/local/icepack.env"
     set +a
     export ICEPACK_SERVICE_NAME="$svc" ICEPACK_HTTP_PORT="$port"
+    export ICEPACK_API_TOKEN_FILE="${ICEPACK_API_TOKEN_FILE:-$(ensure_api_token)}"
     cd "$ICEPACK_ROOT/services/$svc"
     nohup node src/main.ts >>"$ICEPACK_LOGS/$svc.log" 2>&1 &
     echo $! >"$pidfile"
