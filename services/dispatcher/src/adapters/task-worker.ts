@@ -159,7 +159,7 @@ export class TaskWorker {
     const runId = `${task.id}@${String(job.timestamp)}`;
     const log = this.#o.logger.child({ taskId: task.id, attempt, queue: this.queueName });
 
-    const launched = await this.#o.runner.isLaunched({ runId, attempt, binding });
+    const launched = await this.#o.runner.isLaunched({ runId, attempt, binding, task });
     const room = launched ? {} : await this.#o.quota.room(binding);
     const decision = sizeJob(
       {

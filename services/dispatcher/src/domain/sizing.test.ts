@@ -30,8 +30,20 @@ describe('sizeJob', () => {
   });
 
   it('never exceeds the group settings', () => {
-    const group: SparkSettings = { ...spark, executorCores: 4, executorMemory: '8g', maxExecutors: 2, driverMemory: '1g' };
-    const { size } = sizeJob({ bytes: 100 * GiB, files: 500_000, minInputFiles: 1, spark: group, room: unlimited });
+    const group: SparkSettings = {
+      ...spark,
+      executorCores: 4,
+      executorMemory: '8g',
+      maxExecutors: 2,
+      driverMemory: '1g',
+    };
+    const { size } = sizeJob({
+      bytes: 100 * GiB,
+      files: 500_000,
+      minInputFiles: 1,
+      spark: group,
+      room: unlimited,
+    });
     expect(size.executor.instances).toBe(2);
     expect(size.executor.cores).toBe(4);
     expect(size.executor.memoryBytes).toBe(8 * GiB);
@@ -53,7 +65,10 @@ describe('sizeJob', () => {
     expect(tiny.request.memoryBytes).toBe(podMemoryBytes(GiB) + podMemoryBytes(2 * GiB));
     expect(podMemoryBytes(GiB)).toBe(GiB + 384 * MiB);
     expect(podMemoryBytes(8 * GiB)).toBe(8 * GiB + Math.ceil(0.8 * GiB));
-    const justShort: QuotaRoom = { cpuMillicores: 10_000, memoryBytes: tiny.request.memoryBytes - 1 };
+    const justShort: QuotaRoom = {
+      cpuMillicores: 10_000,
+      memoryBytes: tiny.request.memoryBytes - 1,
+    };
     const decision = sizeJob({ bytes: 0, files: 1, minInputFiles: 1, spark, room: justShort });
     expect(decision.fits).toBe(false);
     if (!decision.fits) expect(decision.reason).toMatch(/smallest job needs cpu 2000m/);
@@ -72,7 +87,8 @@ describe('sizeJob', () => {
   });
 
   it('fits exactly at the limit', () => {
-    const need = sizeJob({ bytes: 0, files: 1, minInputFiles: 1, spark, room: unlimited }).size.request;
+    const need = sizeJob({ bytes: 0, files: 1, minInputFiles: 1, spark, room: unlimited }).size
+      .request;
     const decision = sizeJob({ bytes: 0, files: 1, minInputFiles: 1, spark, room: need });
     expect(decision.fits).toBe(true);
   });

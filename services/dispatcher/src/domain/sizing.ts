@@ -89,7 +89,8 @@ function shape(
   const { spark } = input;
   const perCoreMemory = parseSparkMemoryBytes(spark.executorMemory) / spark.executorCores;
   // One executor: only as many cores as the work needs. Several: the group's full shape.
-  const executorCores = instances === 1 ? Math.min(spark.executorCores, coresWanted) : spark.executorCores;
+  const executorCores =
+    instances === 1 ? Math.min(spark.executorCores, coresWanted) : spark.executorCores;
   const executorMemory = clamp(
     perCoreMemory * executorCores,
     Math.min(opts.minExecutorMemoryBytes, parseSparkMemoryBytes(spark.executorMemory)),
@@ -133,7 +134,11 @@ export function sizeJob(input: SizingInput, options: SizingOptions = {}): Sizing
     Math.ceil(input.bytes / opts.bytesPerCore),
     Math.ceil(input.files / opts.filesPerCore),
   );
-  const wanted = clamp(Math.ceil(coresWanted / input.spark.executorCores), 1, input.spark.maxExecutors);
+  const wanted = clamp(
+    Math.ceil(coresWanted / input.spark.executorCores),
+    1,
+    input.spark.maxExecutors,
+  );
   // Fewer executors when the quota has less room: a smaller job now beats a bigger one later.
   for (let instances = wanted; instances >= 1; instances -= 1) {
     const size = shape(input, opts, instances, coresWanted);

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-const jobsDir = resolve(import.meta.dirname, '..', '..', '..', 'jobs', 'spark');
+const jobsDir = resolve(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'spark');
 
 describe('jobs/spark/icepack_job.py (pure parts, no Spark)', () => {
   it('passes its Python unit tests: task checks, option names, error kinds, result line', async () => {

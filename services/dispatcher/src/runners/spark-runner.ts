@@ -33,7 +33,8 @@ export interface RunRequest {
 
 /** How a run ended. */
 export type RunEnd =
-  | { readonly ok: true; readonly result: JobResult }
+  /** `result`: the job's result line, when the runner can read it (local runner). */
+  | { readonly ok: true; readonly result?: JobResult }
   | { readonly ok: false; readonly error: TaskError };
 
 /** `reattached`: this call followed a run launched earlier instead of launching one. */
@@ -48,5 +49,5 @@ export interface SparkRunner {
   readonly kind: string;
   run(request: RunRequest): Promise<RunOutcome>;
   /** Was this attempt launched already (by any dispatcher)? Such a run skips the quota check. */
-  isLaunched(request: Pick<RunRequest, 'runId' | 'attempt' | 'binding'>): Promise<boolean>;
+  isLaunched(request: Pick<RunRequest, 'runId' | 'attempt' | 'binding' | 'task'>): Promise<boolean>;
 }

@@ -1,0 +1,61 @@
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import { Topics, type TaskEvent } from '@icepack/types';
+
+/** Reads `icepack.task-events` from the start and keeps the events of matching tasks. */
+export class TaskEventLog {
+  readonly events: TaskEvent[] = [];
+  readonly #consumer: Consumer;
+  readonly #match: (event: TaskEvent) => boolean;
+
+  constructor(brokers: readonly string[], match: (event: TaskEvent) => boolean) {
+    const kafka = new Kafka({
+      brokers: [...brokers],
+      clientId: 'dispatch-test',
+      logLevel: logLevel.NOTHING,
+    });
+    this.#consumer = kafka.consumer({
+      groupId: `dispatch-test-${String(Date.now())}-${String(Math.random())}`,
+    });
+    this.#match = match;
+  }
+
+  async start(): Promise<void> {
+    await this.#consumer.connect();
+    await this.#consumer.subscribe({ topic: Topics.taskEvents, fromBeginning: true });
+    await this.#consumer.run({
+      eachMessage: ({ message }) => {
+        if (message.value !== null) {
+          const envelope = JSON.parse(message.value.toString()) as { payload: TaskEvent };
+          if (this.#match(envelope.payload)) this.events.push(envelope.payload);
+        }
+        return Promise.resolve();
+      },
+    });
+  }
+
+  of(taskId: string): TaskEvent[] {
+    return this.events.filter((e) => e.taskId === taskId);
+  }
+
+  /** Resolves with the task's first event in `statuses`; polls (no timing assertions). */
+  async waitFor(
+    taskId: string,
+    statuses: readonly string[],
+    timeoutMs = 600_000,
+  ): Promise<TaskEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.of(taskId).find((e) => statuses.includes(e.status));
+      if (hit !== undefined) return hit;
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ${statuses.join('/')} event for ${taskId}; saw ${JSON.stringify(this.of(taskId).map((e) => e.status))}`,
+        );
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.#consumer.disconnect();
+  }
+}

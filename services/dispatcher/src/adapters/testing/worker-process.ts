@@ -1,0 +1,63 @@
+// A dispatcher worker as its own process, for the crash tests (SIGKILL mid-job, restart).
+// Configured by the JSON in ICEPACK_TEST_WORKER; prints "ready" once it takes tasks.
+import { KubeConfig } from '@kubernetes/client-node';
+import { RestCatalog } from '@icepack/iceberg';
+import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { Redis } from 'ioredis';
+import { LocalRunner } from '../../runners/local-runner.ts';
+import { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
+import type { SparkRunner } from '../../runners/spark-runner.ts';
+import { LocalBudgetQuota } from '../quota.ts';
+import { CatalogTableHealth } from '../table-health.ts';
+import { KafkaDispatchSink } from '../task-events.ts';
+import { TaskWorker } from '../task-worker.ts';
+import { testBinding } from './test-binding.ts';
+
+interface WorkerProcessConfig {
+  readonly catalogName: string;
+  readonly catalogUri: string;
+  readonly redisUrl: string;
+  readonly brokers: string[];
+  readonly stateDir: string;
+  readonly runner: 'local' | 'spark-operator';
+  readonly kubeUrl?: string;
+  readonly lockMs: number;
+}
+
+const config = JSON.parse(process.env.ICEPACK_TEST_WORKER ?? '{}') as WorkerProcessConfig;
+const logger = createLogger({ service: 'dispatcher-test-worker', level: 'info' });
+const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+const kafka = new KafkaClient({ brokers: config.brokers, clientId: 'dispatch-crash', logger });
+const producer = new EnvelopeProducer(kafka);
+await producer.connect();
+const catalog = new RestCatalog({ name: config.catalogName, uri: config.catalogUri });
+let runner: SparkRunner;
+if (config.runner === 'local') {
+  runner = new LocalRunner({ stateDir: config.stateDir, pollMs: 500 });
+} else {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fake', server: config.kubeUrl ?? '', skipTLSVerify: true }],
+    users: [{ name: 'fake' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+    currentContext: 'fake',
+  });
+  runner = new SparkOperatorRunner({ kubeConfig: kc, pollMs: 500 });
+}
+const worker = new TaskWorker({
+  binding: testBinding(config.catalogName, {
+    runner: config.runner,
+    namespace: `icepack-${config.catalogName}`,
+  }),
+  connection: redis,
+  runner,
+  quota: new LocalBudgetQuota({ redis, prefix: `crash-${config.catalogName}` }),
+  sink: new KafkaDispatchSink(producer),
+  health: new CatalogTableHealth(() => catalog),
+  catalog: { name: config.catalogName, uri: config.catalogUri },
+  logger,
+  lockDurationMs: config.lockMs,
+  timeoutMs: 20 * 60_000,
+});
+await worker.start();
+process.stdout.write('ready\n');

@@ -1,0 +1,151 @@
+import type { Task } from '@icepack/types';
+import type { RunRequest } from './spark-runner.ts';
+import { taskHash } from './run-key.ts';
+
+export const SPARK_API = {
+  group: 'sparkoperator.k8s.io',
+  version: 'v1beta2',
+  plural: 'sparkapplications',
+} as const;
+
+export const Labels = {
+  taskId: 'icepack.dev/task-id',
+  runId: 'icepack.dev/run-id',
+  catalog: 'icepack.dev/catalog',
+  taskType: 'icepack.dev/task-type',
+  attempt: 'icepack.dev/attempt',
+  managedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+export const Annotations = {
+  traceparent: 'icepack.dev/traceparent',
+  taskId: 'icepack.dev/task-id',
+} as const;
+
+const MAX_NAME = 50;
+
+function slug(text: string, max: number): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, max)
+    .replace(/-+$/g, '');
+}
+
+/**
+ * The SparkApplication name of a run: deterministic from (run id, attempt), DNS-1123, at most
+ * 50 characters (the operator derives longer pod and service names from it; 63 is the cap).
+ * `ip-merge-orders-3f9c2a1b7d4e-a1`: readable part + a hash that makes it unique.
+ */
+export function applicationName(
+  task: Pick<Task, 'type' | 'table'>,
+  runId: string,
+  attempt: number,
+): string {
+  const tail = `-${taskHash(runId, 12)}-a${String(attempt)}`;
+  const head = `ip-${task.type}`;
+  const room = MAX_NAME - head.length - tail.length - 1;
+  const readable = slug(task.table.name, room);
+  return readable === '' ? `${head}${tail}` : `${head}-${readable}${tail}`;
+}
+
+export interface ApplicationOptions {
+  /** Image with Spark, Iceberg and the job. Default: the binding's `spark.image`, else this. */
+  readonly image: string;
+  /** Path of the job in the image. */
+  readonly mainApplicationFile: string;
+  readonly sparkVersion: string;
+  /** Driver service account (the provisioner creates it per namespace). */
+  readonly serviceAccount: string;
+  /** Secret whose keys become the driver's env (catalog credentials); by name only. */
+  readonly secretName?: string;
+  /** Finished applications are garbage-collected after this long. */
+  readonly timeToLiveSeconds: number;
+}
+
+/** The SparkApplication object of a run. Pure. */
+export function sparkApplication(
+  request: RunRequest,
+  options: ApplicationOptions,
+): Record<string, unknown> {
+  const { task, size, binding, catalog } = request;
+  const name = applicationName(task, request.runId, request.attempt);
+  const labels = {
+    [Labels.taskId]: taskHash(task.id, 32),
+    [Labels.runId]: taskHash(request.runId, 32),
+    [Labels.catalog]: binding.catalog,
+    [Labels.taskType]: task.type,
+    [Labels.attempt]: String(request.attempt),
+    [Labels.managedBy]: 'icepack-dispatcher',
+  };
+  const env = [
+    ...(request.traceparent === undefined
+      ? []
+      : [{ name: 'TRACEPARENT', value: request.traceparent }]),
+  ];
+  const args = [
+    '--task-json',
+    JSON.stringify(task),
+    '--catalog-name',
+    catalog.name,
+    '--catalog-uri',
+    catalog.uri,
+    '--max-concurrent-file-group-rewrites',
+    String(size.maxConcurrentFileGroupRewrites),
+    ...(catalog.warehouse === undefined ? [] : ['--warehouse', catalog.warehouse]),
+  ];
+  const overhead = (bytes: number): string =>
+    `${String(Math.ceil(Math.max(bytes * 0.1, 384 * 2 ** 20) / 2 ** 20))}m`;
+  return {
+    apiVersion: `${SPARK_API.group}/${SPARK_API.version}`,
+    kind: 'SparkApplication',
+    metadata: {
+      name,
+      namespace: binding.namespace,
+      labels,
+      annotations: {
+        [Annotations.taskId]: task.id,
+        ...(request.traceparent === undefined
+          ? {}
+          : { [Annotations.traceparent]: request.traceparent }),
+      },
+    },
+    spec: {
+      type: 'Python',
+      pythonVersion: '3',
+      mode: 'cluster',
+      image: binding.spark.image ?? options.image,
+      imagePullPolicy: 'IfNotPresent',
+      mainApplicationFile: options.mainApplicationFile,
+      arguments: args,
+      sparkVersion: options.sparkVersion,
+      sparkConf: {
+        'spark.sql.shuffle.partitions': String(size.executor.cores * size.executor.instances),
+        ...binding.spark.sparkConf,
+      },
+      restartPolicy: { type: 'Never' },
+      timeToLiveSeconds: options.timeToLiveSeconds,
+      driver: {
+        cores: size.driver.cores,
+        coreLimit: `${String(size.driver.cores * 1000)}m`,
+        memory: size.driver.memory,
+        memoryOverhead: overhead(size.driver.memoryBytes),
+        serviceAccount: options.serviceAccount,
+        labels,
+        env,
+        ...(options.secretName === undefined
+          ? {}
+          : { envFrom: [{ secretRef: { name: options.secretName } }] }),
+      },
+      executor: {
+        cores: size.executor.cores,
+        coreLimit: `${String(size.executor.cores * 1000)}m`,
+        instances: size.executor.instances,
+        memory: size.executor.memory,
+        memoryOverhead: overhead(size.executor.memoryBytes),
+        labels,
+      },
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TaskError } from '@icepack/types';
+import { errorFromExitCode } from './job-result.ts';
+import {
+  applicationName,
+  sparkApplication,
+  SPARK_API,
+  type ApplicationOptions,
+} from './spark-application.ts';
+import type { RunEnd, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
+
+export interface SparkOperatorRunnerOptions extends Partial<ApplicationOptions> {
+  readonly kubeConfig: KubeConfig;
+  /** Status poll interval. Default 2 s. */
+  readonly pollMs?: number;
+}
+
+/** Terminal states of `status.applicationState.state`. */
+export const SparkAppState = {
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+  submissionFailed: 'SUBMISSION_FAILED',
+} as const;
+
+interface AppStatus {
+  readonly state: string;
+  readonly errorMessage?: string;
+}
+
+function statusOf(app: Record<string, unknown>): AppStatus {
+  const status = (app.status ?? {}) as {
+    applicationState?: { state?: string; errorMessage?: string };
+  };
+  return {
+    state: status.applicationState?.state ?? '',
+    ...(status.applicationState?.errorMessage === undefined
+      ? {}
+      : { errorMessage: status.applicationState.errorMessage }),
+  };
+}
+
+function codeOf(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+/** The real operator reports `driver container failed with ExitCode: 4, Reason: Error`. */
+export function errorFromStatus(status: AppStatus): TaskError {
+  const message = status.errorMessage ?? `SparkApplication ended ${status.state}`;
+  if (status.state === SparkAppState.submissionFailed) {
+    // Not admitted (quota, image, RBAC): nothing ran, trying again later may work.
+    return { kind: 'submission-failed', message, retryable: true };
+  }
+  const exit = /ExitCode:\s*(\d+)/.exec(message);
+  return exit?.[1] === undefined
+    ? { kind: 'failed', message, retryable: false }
+    : errorFromExitCode(Number(exit[1]), message);
+}
+
+/**
+ * Runs a task as a SparkApplication (`sparkoperator.k8s.io/v1beta2`) in the binding's
+ * namespace. The name is deterministic per (run, attempt): after a restart `create` answers
+ * 409 and the runner follows the existing application instead of launching another.
+ */
+export class SparkOperatorRunner implements SparkRunner {
+  readonly kind = 'spark-operator';
+  readonly #api: CustomObjectsApi;
+  readonly #app: ApplicationOptions;
+  readonly #pollMs: number;
+
+  constructor(options: SparkOperatorRunnerOptions) {
+    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#pollMs = options.pollMs ?? 2_000;
+    this.#app = {
+      image: options.image ?? 'ghcr.io/icepack/spark-job:latest',
+      mainApplicationFile:
+        options.mainApplicationFile ?? 'local:///opt/icepack/jobs/spark/icepack_job.py',
+      sparkVersion: options.sparkVersion ?? '4.0.1',
+      serviceAccount: options.serviceAccount ?? 'icepack-spark',
+      timeToLiveSeconds: options.timeToLiveSeconds ?? 86_400,
+      ...(options.secretName === undefined ? {} : { secretName: options.secretName }),
+    };
+  }
+
+  async #get(namespace: string, name: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      return (await this.#api.getNamespacedCustomObject({
+        ...SPARK_API,
+        namespace,
+        name,
+      })) as Record<string, unknown>;
+    } catch (error) {
+      if (codeOf(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async isLaunched(
+    request: Pick<RunRequest, 'runId' | 'attempt' | 'binding' | 'task'>,
+  ): Promise<boolean> {
+    const name = applicationName(request.task, request.runId, request.attempt);
+    return (await this.#get(request.binding.namespace, name)) !== undefined;
+  }
+
+  /** Creates the application, or finds it when it exists (409): `true` when it existed. */
+  async submit(request: RunRequest): Promise<{ name: string; existed: boolean }> {
+    const body = sparkApplication(request, this.#app);
+    const name = applicationName(request.task, request.runId, request.attempt);
+    try {
+      await this.#api.createNamespacedCustomObject({
+        ...SPARK_API,
+        namespace: request.binding.namespace,
+        body,
+      });
+      return { name, existed: false };
+    } catch (error) {
+      if (codeOf(error) === 409) return { name, existed: true };
+      throw error;
+    }
+  }
+
+  async run(request: RunRequest): Promise<RunOutcome> {
+    const { name, existed } = await this.submit(request);
+    const end = await this.#follow(request.binding.namespace, name, request.timeoutMs);
+    return { ...end, reattached: existed };
+  }
+
+  async #follow(namespace: string, name: string, timeoutMs: number): Promise<RunEnd> {
+    for (;;) {
+      const app = await this.#get(namespace, name);
+      if (app === undefined) {
+        return {
+          ok: false,
+          error: { kind: 'lost', message: `SparkApplication ${name} disappeared`, retryable: true },
+        };
+      }
+      const status = statusOf(app);
+      if (status.state === SparkAppState.completed) return { ok: true };
+      if (
+        status.state === SparkAppState.failed ||
+        status.state === SparkAppState.submissionFailed
+      ) {
+        return { ok: false, error: errorFromStatus(status) };
+      }
+      const created = Date.parse(
+        String((app.metadata as { creationTimestamp?: string }).creationTimestamp ?? ''),
+      );
+      // The deadline counts from creation, so a re-attached run keeps its original timeout.
+      if (Number.isFinite(created) && Date.now() > created + timeoutMs) {
+        await this.#api
+          .deleteNamespacedCustomObject({ ...SPARK_API, namespace, name })
+          .catch(() => undefined);
+        return {
+          ok: false,
+          error: {
+            kind: 'timeout',
+            message: `cancelled after ${String(Math.round(timeoutMs / 1000))}s (SparkApplication ${name} deleted)`,
+            retryable: false,
+          },
+        };
+      }
+      await sleep(this.#pollMs);
+    }
+  }
+}
