@@ -103,10 +103,9 @@ export async function metricValue(
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const match = /^[^{ ]+(?:\{([^}]*)\})? ([^ ]+)/.exec(line);
     if (match === null) continue;
-    const found = Object.fromEntries(
-      [...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) total += Number(match[2]);
+    const found = new Map<string, string>();
+    for (const m of (match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)) found.set(m[1]!, m[2]!);
+    if (Object.entries(labels).every(([k, v]) => found.get(k) === v)) total += Number(match[2]);
   }
   return total;
 }
