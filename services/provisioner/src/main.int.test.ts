@@ -9,6 +9,9 @@ const env = {
   ICEPACK_REDIS_URL: infra.redisUrl,
   ICEPACK_LOG_LEVEL: 'info',
   ICEPACK_API_TOKEN: 'test-token-0123456789abcdef',
+  // No Kubernetes here: local mode keeps /readyz about Kafka and Redis only.
+  ICEPACK_PROVISIONER_MODE: 'local',
+  ICEPACK_PROVISIONER_KEY_PREFIX: `icepack-test:main-${process.pid}`,
 };
 
 let service: ServiceProcess | undefined;

@@ -28,8 +28,19 @@ export interface FakeKubeApi {
   readonly port: number;
   /** The state behind the API; tests may read or write it directly. */
   readonly store: FakeKubeStore;
+  /**
+   * Fault injection: requests for which `matches(method, path)` is true are held unanswered
+   * until `release()`; one whose client went away meanwhile (a crashed caller) is then
+   * dropped without effect. `held()` counts requests waiting now.
+   */
+  hold(matches: (method: string, path: string) => boolean): RequestHold;
   /** Ends open watches and closes the server. */
   stop(): Promise<void>;
+}
+
+export interface RequestHold {
+  held(): number;
+  release(): void;
 }
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -76,6 +87,19 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 10_000;
   const expectedToken = options.token === undefined ? undefined : digest(options.token);
   const closers = new Set<() => void>();
+  interface Hold {
+    readonly matches: (method: string, path: string) => boolean;
+    readonly waiting: Set<() => void>;
+    released: boolean;
+  }
+  const holds = new Set<Hold>();
+
+  async function waitForHolds(req: IncomingMessage, pathname: string): Promise<void> {
+    for (const hold of holds) {
+      if (hold.released || !hold.matches(req.method ?? 'GET', pathname)) continue;
+      await new Promise<void>((resolve) => hold.waiting.add(resolve));
+    }
+  }
 
   function authorized(req: IncomingMessage): boolean {
     if (expectedToken === undefined) return true;
@@ -308,6 +332,9 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     const url = new URL(req.url ?? '/', 'http://fake');
     try {
       if (!authorized(req)) throw new KubeApiError(401, StatusReason.unauthorized, 'Unauthorized');
+      await waitForHolds(req, url.pathname);
+      // The caller gave up (or crashed) while held: its request never reaches the store.
+      if (res.destroyed || req.socket.destroyed) return;
       const path = parseResourcePath(url.pathname);
       if (path !== undefined) {
         await handleResource(req, res, path, url.searchParams);
@@ -355,7 +382,24 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     store,
+    hold(matches) {
+      const hold: Hold = { matches, waiting: new Set(), released: false };
+      holds.add(hold);
+      return {
+        held: () => hold.waiting.size,
+        release() {
+          hold.released = true;
+          holds.delete(hold);
+          for (const resume of hold.waiting) resume();
+          hold.waiting.clear();
+        },
+      };
+    },
     async stop() {
+      for (const hold of holds) {
+        for (const resume of hold.waiting) resume();
+      }
+      holds.clear();
       for (const close of [...closers]) close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,5 +1,5 @@
 export { startFakeKubeApi } from './fake-kube-api.ts';
-export type { FakeKubeApi, FakeKubeApiOptions } from './fake-kube-api.ts';
+export type { FakeKubeApi, FakeKubeApiOptions, RequestHold } from './fake-kube-api.ts';
 export { FakeKubeStore, PatchType } from './object-store.ts';
 export type {
   DeletePreconditions,

@@ -1,0 +1,38 @@
+import type { Logger } from '@icepack/runtime';
+import type { Bootstrap } from '../domain/bootstrap-file.ts';
+import type { CatalogService } from './catalog-service.ts';
+import type { GroupService } from './group-service.ts';
+
+/**
+ * Upserts the declarative file's catalogs, then creates its groups. An entry that cannot
+ * be applied (no capacity, catalog bound elsewhere) is logged and the rest goes on.
+ */
+export async function applyBootstrap(
+  bootstrap: Bootstrap,
+  catalogs: CatalogService,
+  groups: GroupService,
+  logger: Logger,
+): Promise<{ applied: number; failed: number }> {
+  let applied = 0;
+  let failed = 0;
+  for (const catalog of bootstrap.catalogs) {
+    try {
+      await catalogs.upsert(catalog);
+      applied += 1;
+    } catch (error) {
+      failed += 1;
+      logger.error({ err: error, catalog: catalog.name }, 'bootstrap: catalog not applied');
+    }
+  }
+  for (const group of bootstrap.groups) {
+    try {
+      await groups.apply(group);
+      applied += 1;
+    } catch (error) {
+      failed += 1;
+      logger.error({ err: error, group: group.name }, 'bootstrap: resource group not applied');
+    }
+  }
+  logger.info({ applied, failed }, 'bootstrap file applied');
+  return { applied, failed };
+}

@@ -1,0 +1,125 @@
+import type { Catalog, ResourceGroup } from '@icepack/types';
+import { namespaceForGroup } from '@icepack/types';
+import { sparkDefaults } from './spark-defaults.ts';
+
+/** Labels on every object the provisioner owns; the capacity check finds quotas by them. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'icepack';
+export const GROUP_LABEL = 'icepack.io/group';
+export const CATALOG_LABEL = 'icepack.io/catalog';
+export const ICEPACK_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+
+/** Names of the objects inside a group's namespace. */
+export const ObjectNames = {
+  quota: 'icepack',
+  limitRange: 'icepack',
+  configMap: 'icepack-spark',
+  serviceAccount: 'icepack-spark',
+  role: 'icepack-spark-driver',
+  roleBinding: 'icepack-spark-driver',
+} as const;
+
+export function labelsFor(group: ResourceGroup): Record<string, string> {
+  return {
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [GROUP_LABEL]: group.name,
+    [CATALOG_LABEL]: group.catalog,
+  };
+}
+
+function meta(group: ResourceGroup, name: string) {
+  return { name, namespace: namespaceForGroup(group.name), labels: labelsFor(group) };
+}
+
+export function namespaceObject(group: ResourceGroup) {
+  return { metadata: { name: namespaceForGroup(group.name), labels: labelsFor(group) } };
+}
+
+/**
+ * The group's budget. Pods: a job is a driver plus at most `maxExecutors` executors, and
+ * `slots` jobs run at once.
+ */
+export function resourceQuotaObject(group: ResourceGroup) {
+  return {
+    metadata: meta(group, ObjectNames.quota),
+    spec: {
+      hard: {
+        'requests.cpu': group.cpu,
+        'requests.memory': group.memory,
+        'limits.memory': group.memory,
+        pods: String(group.slots * (1 + group.spark.maxExecutors)),
+      },
+    },
+  };
+}
+
+/** Defaults for containers that state no resources (the quota requires memory limits) and a per-container ceiling. */
+export function limitRangeObject(group: ResourceGroup) {
+  return {
+    metadata: meta(group, ObjectNames.limitRange),
+    spec: {
+      limits: [
+        {
+          type: 'Container',
+          max: { cpu: group.cpu, memory: group.memory },
+          defaultRequest: { cpu: '500m', memory: '512Mi' },
+          _default: { memory: '1Gi' },
+        },
+      ],
+    },
+  };
+}
+
+/** Catalog and Spark/Hadoop configuration for the jobs: secret references only, never values. */
+export function configMapObject(group: ResourceGroup, catalog: Catalog) {
+  return {
+    metadata: meta(group, ObjectNames.configMap),
+    data: {
+      'catalog.json': JSON.stringify(catalog, null, 2),
+      'spark-defaults.conf': Object.entries(sparkDefaults(group, catalog))
+        .map(([key, value]) => `${key} ${value}`)
+        .join('\n')
+        .concat('\n'),
+    },
+  };
+}
+
+export function serviceAccountObject(group: ResourceGroup) {
+  return { metadata: meta(group, ObjectNames.serviceAccount) };
+}
+
+/** What a Spark driver does in its own namespace: executor pods, its service, conf maps, volumes. */
+export function roleObject(group: ResourceGroup) {
+  const all = ['create', 'get', 'list', 'watch', 'update', 'patch', 'delete', 'deletecollection'];
+  return {
+    metadata: meta(group, ObjectNames.role),
+    rules: [
+      { apiGroups: [''], resources: ['pods'], verbs: all },
+      {
+        apiGroups: [''],
+        resources: ['services'],
+        verbs: ['create', 'get', 'list', 'watch', 'delete', 'deletecollection'],
+      },
+      { apiGroups: [''], resources: ['configmaps'], verbs: all },
+      {
+        apiGroups: [''],
+        resources: ['persistentvolumeclaims'],
+        verbs: ['create', 'get', 'list', 'watch', 'delete', 'deletecollection'],
+      },
+    ],
+  };
+}
+
+export function roleBindingObject(group: ResourceGroup) {
+  return {
+    metadata: meta(group, ObjectNames.roleBinding),
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: ObjectNames.role },
+    subjects: [
+      {
+        kind: 'ServiceAccount',
+        name: ObjectNames.serviceAccount,
+        namespace: namespaceForGroup(group.name),
+      },
+    ],
+  };
+}
