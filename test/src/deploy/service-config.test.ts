@@ -1,0 +1,81 @@
+import { loadConfig } from '@icepack/runtime';
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+// The services' own configuration schemas: the chart must give each service a configuration
+// it accepts, and set no variable it does not read.
+import { configSchema as dispatcherConfig } from '../../../services/dispatcher/src/config.ts';
+import { configSchema as scannerConfig } from '../../../services/metadata-scanner/src/config.ts';
+import { configSchema as plannerConfig } from '../../../services/planner/src/config.ts';
+import { configSchema as provisionerConfig } from '../../../services/provisioner/src/config.ts';
+import { ofKind, renderChart } from './rendered-chart.ts';
+import { deploymentEnvironments } from './service-env.ts';
+
+const SCHEMAS: Record<string, z.ZodObject> = {
+  'icepack-provisioner': provisionerConfig,
+  'icepack-metadata-scanner': scannerConfig,
+  'icepack-planner': plannerConfig,
+  'icepack-dispatcher': dispatcherConfig,
+};
+
+/**
+ * Set by the chart, not yet read through the dispatcher's config schema: the runner switch
+ * (spark-operator | local) that deploy/local/icepack.env sets too.
+ */
+const NOT_YET_IN_SCHEMA = new Set(['ICEPACK_RUNNER']);
+
+describe('each service accepts the configuration the chart gives it', () => {
+  for (const scenario of ['default', 'full', 'escalate', 'local']) {
+    it(`with values "${scenario}"`, () => {
+      const environments = deploymentEnvironments(renderChart(scenario));
+      expect([...environments.keys()].sort()).toEqual(Object.keys(SCHEMAS).sort());
+      for (const [deployment, env] of environments) {
+        const schema = SCHEMAS[deployment];
+        if (schema === undefined) throw new Error(`unexpected Deployment ${deployment}`);
+        // Throws a ConfigError naming every missing or invalid variable.
+        expect(() => loadConfig(schema, env), deployment).not.toThrow();
+        const unknown = Object.keys(env).filter(
+          (name) =>
+            name.startsWith('ICEPACK_') && !(name in schema.shape) && !NOT_YET_IN_SCHEMA.has(name),
+        );
+        expect(unknown, `${deployment} ignores these variables`).toEqual([]);
+      }
+    });
+  }
+
+  it('passes a typo in a service setting through to a failing check', () => {
+    const env = deploymentEnvironments(
+      renderChart('default', ['planner.config.ICEPACK_PLANNER_CONCURENCY=4']),
+    );
+    const planner = env.get('icepack-planner') ?? {};
+    expect(
+      Object.keys(planner).filter(
+        (name) => name.startsWith('ICEPACK_') && !(name in plannerConfig.shape),
+      ),
+    ).toEqual(['ICEPACK_PLANNER_CONCURENCY']);
+  });
+});
+
+describe('the Secret the chart creates', () => {
+  it('holds a Redis URL whose password survives URL parsing, whatever its characters', () => {
+    const secret = ofKind(renderChart('escalate'), 'Secret')[0];
+    const data = (secret?.data ?? {}) as Record<string, string>;
+    const url = new URL(Buffer.from(data['redis-url'] ?? '', 'base64').toString('utf8'));
+    expect(decodeURIComponent(url.password)).toBe('s3cret/with:odd@chars');
+    expect([url.protocol, url.hostname, url.port, url.pathname]).toEqual([
+      'redis:',
+      'redis',
+      '6379',
+      '/0',
+    ]);
+    expect(Buffer.from(data['api-token'] ?? '', 'base64').toString('utf8')).toBe(
+      'a-token-of-at-least-16-chars',
+    );
+  });
+
+  it('generates an API token when none is given', () => {
+    const data = (ofKind(renderChart(), 'Secret')[0]?.data ?? {}) as Record<string, string>;
+    expect(Buffer.from(data['api-token'] ?? '', 'base64').toString('utf8')).toMatch(
+      /^[A-Za-z0-9]{40}$/,
+    );
+  });
+});
