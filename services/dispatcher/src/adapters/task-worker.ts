@@ -49,6 +49,8 @@ export interface TaskWorkerOptions {
    */
   readonly maxStalledCount?: number;
   readonly sizing?: SizingOptions;
+  /** Told the time from dequeue (BullMQ `processedOn`) to the run being submitted. */
+  readonly onDispatched?: (latencyMs: number, task: Task) => void;
 }
 
 /** Fields the dispatcher keeps in the BullMQ job hash (deleted with the job). */
@@ -68,7 +70,8 @@ function minFileSize(task: Task): number | undefined {
  */
 export class TaskWorker {
   readonly queueName: string;
-  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing'>> & { sizing: SizingOptions };
+  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched'>> &
+    Pick<TaskWorkerOptions, 'onDispatched'> & { sizing: SizingOptions };
   readonly #queue: Queue;
   #worker: Worker | undefined;
 
@@ -155,11 +158,21 @@ export class TaskWorker {
     const { binding } = this.#o;
     const redis = this.#o.connection;
     const key = this.#jobKey(job);
-    const attempt = Number((await redis.hget(key, Field.attempt)) ?? '1');
+    const [attemptText, savedBefore, startedText] = await redis.hmget(
+      key,
+      Field.attempt,
+      Field.before,
+      Field.started,
+    );
+    const attempt = Number(attemptText ?? '1');
     const runId = `${task.id}@${String(job.timestamp)}`;
     const log = this.#o.logger.child({ taskId: task.id, attempt, queue: this.queueName });
 
-    const launched = await this.#o.runner.isLaunched({ runId, attempt, binding, task });
+    // `started` is recorded before every launch: without it this attempt never launched, and
+    // the runner need not be asked (one API call less on the hot path).
+    const launched =
+      startedText === String(attempt) &&
+      (await this.#o.runner.isLaunched({ runId, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
     const decision = sizeJob(
       {
@@ -183,16 +196,16 @@ export class TaskWorker {
       throw new DelayedError();
     }
 
-    let before: HealthFigures | undefined;
-    const saved = await redis.hget(key, Field.before);
-    if (saved !== null) before = JSON.parse(saved) as HealthFigures;
-    else {
-      before = await this.#figures(task);
-      if (before !== undefined) await redis.hset(key, Field.before, JSON.stringify(before));
-    }
-    if ((await redis.hget(key, Field.started)) !== String(attempt)) {
+    const before: HealthFigures | undefined =
+      typeof savedBefore === 'string'
+        ? (JSON.parse(savedBefore) as HealthFigures)
+        : await this.#figures(task);
+    if (startedText !== String(attempt)) {
       await this.#event(task, 'started', { attempt, ...(before ? { before } : {}) });
-      await redis.hset(key, Field.started, String(attempt));
+      await redis.hset(key, {
+        [Field.started]: String(attempt),
+        ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
+      });
     }
 
     let outcome: RunOutcome;
@@ -205,6 +218,8 @@ export class TaskWorker {
         size: decision.size,
         catalog: this.#o.catalog,
         timeoutMs: this.#o.timeoutMs,
+        onSubmitted: () =>
+          this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
         ...(task.traceparent === undefined ? {} : { traceparent: task.traceparent }),
       });
     } catch (error) {

@@ -107,6 +107,7 @@ export class LocalRunner implements SparkRunner {
       reattached = true;
       launch = await this.readLaunch(dir);
     }
+    request.onSubmitted?.();
     const outcome = await this.follow(dir, launch, request.timeoutMs);
     return { ...outcome, reattached };
   }

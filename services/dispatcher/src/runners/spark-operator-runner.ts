@@ -121,6 +121,7 @@ export class SparkOperatorRunner implements SparkRunner {
 
   async run(request: RunRequest): Promise<RunOutcome> {
     const { name, existed } = await this.submit(request);
+    request.onSubmitted?.();
     const end = await this.#follow(request.binding.namespace, name, request.timeoutMs);
     return { ...end, reattached: existed };
   }

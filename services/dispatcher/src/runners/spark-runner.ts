@@ -29,6 +29,8 @@ export interface RunRequest {
   readonly traceparent?: string;
   /** Cancel the run after this long. */
   readonly timeoutMs: number;
+  /** Called once the run is launched or found launched (dispatch-latency metric). */
+  readonly onSubmitted?: () => void;
 }
 
 /** How a run ended. */

@@ -1,0 +1,148 @@
+// Dispatch latency: a task's dequeue (BullMQ `processedOn`) → its SparkApplication created on
+// the API server, with 1,000 waiting tasks across 10 catalogs. Run (Redis up:
+// bash deploy/local/infra.sh up redis):
+//   node bench/dispatcher/dequeue-to-create.ts [tasks] [catalogs] [slots]
+// The API server is the repo's fake (test/src/k8s/main.ts), in its own process as a real one
+// would be. The path measured is the
+// dispatcher's own: job parse, attempt lookup, "already launched?" GET, quota read (list
+// ResourceQuotas), sizing, quota claim, `started` event (in-memory sink: Kafka is left out),
+// SparkApplication create. The run is not followed: the runner returns once it is created.
+import { Writable } from 'node:stream';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { kubeConfigFor } from '../../test/src/k8s/kube-config.ts';
+import { createLogger, createRedisConnection } from '@icepack/runtime';
+import {
+  BULLMQ_PREFIX,
+  queueNameForCatalog,
+  sampleMergeTask,
+  sampleTableId,
+  type HealthFigures,
+} from '@icepack/types';
+import { Queue } from 'bullmq';
+import { KubeQuota } from '../../services/dispatcher/src/adapters/kube-quota.ts';
+import { InMemoryDispatchSink } from '../../services/dispatcher/src/adapters/task-events.ts';
+import { TaskWorker } from '../../services/dispatcher/src/adapters/task-worker.ts';
+import { testBinding } from '../../services/dispatcher/src/adapters/testing/test-binding.ts';
+import { SparkOperatorRunner } from '../../services/dispatcher/src/runners/spark-operator-runner.ts';
+import type { RunOutcome, RunRequest } from '../../services/dispatcher/src/runners/spark-runner.ts';
+import { machine } from '../iceberg/machine.ts';
+
+const total = Number(process.argv[2] ?? 1_000);
+const catalogs = Number(process.argv[3] ?? 10);
+const slots = Number(process.argv[4] ?? 4);
+const redisUrl = `redis://127.0.0.1:${process.env.ICEPACK_REDIS_PORT ?? '16379'}`;
+const logger = createLogger({
+  service: 'bench',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+
+/** Creates the application and returns: what is measured ends at the create. */
+class SubmitOnlyRunner extends SparkOperatorRunner {
+  override async run(request: RunRequest): Promise<RunOutcome> {
+    const { existed } = await this.submit(request);
+    request.onSubmitted?.();
+    return { ok: true, reattached: existed };
+  }
+}
+
+const figures: HealthFigures = {
+  dataFiles: 10,
+  smallFiles: 5,
+  deleteFiles: 0,
+  snapshots: 3,
+  bytes: 1,
+};
+const apiProcess = spawn(
+  process.execPath,
+  [resolve(import.meta.dirname, '..', '..', 'test', 'src', 'k8s', 'main.ts')],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const apiUrl = await new Promise<string>((ok) =>
+  apiProcess.stdout.once('data', (chunk: Buffer) => ok(chunk.toString().trim())),
+);
+const kc = kubeConfigFor(apiUrl);
+const core = kc.makeApiClient(CoreV1Api);
+const redis = createRedisConnection(redisUrl, { role: 'worker', logger }).redis;
+const run = Math.random().toString(36).slice(2, 7);
+const names = Array.from({ length: catalogs }, (_, i) => `bench${run}c${String(i)}`);
+
+const queues = names.map(
+  (name) => new Queue(queueNameForCatalog(name), { connection: redis, prefix: BULLMQ_PREFIX }),
+);
+for (const name of names) {
+  const namespace = `icepack-${name}`;
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await core.createNamespacedResourceQuota({
+    namespace,
+    body: {
+      metadata: { name: 'icepack' },
+      spec: { hard: { 'requests.cpu': '1000', 'requests.memory': '4Ti' } },
+    },
+  });
+}
+// 1,000 waiting tasks, spread evenly, before any worker starts.
+for (let i = 0; i < total; i += 1) {
+  const catalog = names[i % catalogs] ?? '';
+  const table = sampleTableId({ catalog, namespace: ['bench'], name: `t${String(i)}` });
+  const task = sampleMergeTask({ table });
+  await queues[i % catalogs]?.add('merge', task, {
+    jobId: task.id,
+    priority: 1 + (i % 50),
+    removeOnComplete: true,
+  });
+}
+
+const latencies: number[] = [];
+const started = Date.now();
+let finish: () => void = () => undefined;
+const allDone = new Promise<void>((ok) => (finish = ok));
+const workers = names.map(
+  (name) =>
+    new TaskWorker({
+      binding: testBinding(name, { slots, runner: 'spark-operator', cpu: '1000', memory: '4Ti' }),
+      connection: redis,
+      runner: new SubmitOnlyRunner({ kubeConfig: kc }),
+      quota: new KubeQuota(core),
+      sink: new InMemoryDispatchSink(),
+      health: { read: () => Promise.resolve(figures) },
+      catalog: { name, uri: 'http://127.0.0.1:1' },
+      logger,
+      onDispatched: (ms) => {
+        latencies.push(ms);
+        if (latencies.length === total) finish();
+      },
+    }),
+);
+for (const worker of workers) await worker.start();
+await allDone;
+const wall = Date.now() - started;
+for (const worker of workers) await worker.close();
+for (const queue of queues) {
+  await queue.obliterate({ force: true });
+  await queue.close();
+}
+apiProcess.kill('SIGTERM');
+redis.disconnect();
+
+latencies.sort((a, b) => a - b);
+const pct = (p: number): number =>
+  latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? NaN;
+const apps = total;
+console.log(
+  [
+    `# dispatcher: dequeue → SparkApplication created`,
+    '',
+    '```',
+    machine(),
+    '```',
+    '',
+    `tasks ${String(total)} across ${String(catalogs)} catalogs, ${String(slots)} slots each (global concurrency), ${String(apps)} SparkApplications created in ${String(wall)} ms`,
+    '',
+    '| p50 | p90 | p99 | max |',
+    '|---|---|---|---|',
+    `| ${String(pct(50))} ms | ${String(pct(90))} ms | ${String(pct(99))} ms | ${String(latencies.at(-1))} ms |`,
+  ].join('\n'),
+);
