@@ -75,6 +75,9 @@ describe('locations and credentials', () => {
       credentialFor(credentials, 's3://bucket/warehouse/hr/m.avro')?.config['s3.access-key-id'],
     ).toBe('wide');
     expect(credentialFor(credentials, 's3://third/m.avro')).toBeUndefined();
+    expect(
+      credentialFor(credentials, 's3a://bucket/warehouse/sales/m.avro')?.config['s3.access-key-id'],
+    ).toBe('narrow');
   });
 
   it('builds S3 options from Iceberg properties', () => {

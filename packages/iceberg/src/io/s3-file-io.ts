@@ -131,6 +131,16 @@ function s3Error(error: unknown, file: string): IcebergError {
       ...(status === undefined ? {} : { status }),
     });
   }
+  if ((error as Error).name === 'CredentialsProviderError') {
+    return new IcebergError(
+      IcebergErrorKind.unauthorized,
+      `no S3 credentials: ${(error as Error).message}`,
+      {
+        file,
+        cause: error,
+      },
+    );
+  }
   if ((error as Error).name === 'AbortError') {
     return new IcebergError(IcebergErrorKind.timeout, 's3 read aborted', { file, cause: error });
   }
