@@ -7,6 +7,8 @@ export interface ReadMessage {
   readonly value: Record<string, unknown> | null;
   readonly headers: Record<string, string>;
   readonly partition: number;
+  /** `Date.now()` when this reader received it (latency measurements). */
+  readonly receivedAt: number;
 }
 
 /** Collects every message of one topic from the beginning, for assertions. */
@@ -45,6 +47,7 @@ export class TopicReader {
               : (JSON.parse(message.value.toString()) as Record<string, unknown>),
           headers,
           partition,
+          receivedAt: Date.now(),
         });
         return Promise.resolve();
       },

@@ -1,0 +1,63 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  createNamespace,
+  createTable,
+} from '../../services/metadata-scanner/src/testing/rest-tables.ts';
+
+const repo = resolve(import.meta.dirname, '..', '..');
+
+/**
+ * A REST catalog of its own for the benchmark (10 000 tables would slow down every test
+ * that walks the shared one): deploy/local/catalog.sh with another port and state dir.
+ */
+export function startBenchCatalog(port: number): string {
+  // In RAM when possible: the catalog's SQLite file and metadata files make creating
+  // 10 000 tables take many minutes on a disk.
+  const run = existsSync('/dev/shm')
+    ? '/dev/shm/icepack-bench-scanner'
+    : join(homedir(), '.local', 'state', 'icepack-bench-scanner');
+  const result = spawnSync('bash', [join(repo, 'deploy', 'local', 'catalog.sh'), 'up'], {
+    env: { ...process.env, ICEPACK_CATALOG_PORT: String(port), ICEPACK_RUN: run },
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`catalog.sh up failed:\n${result.stderr}`);
+  return `http://127.0.0.1:${port}`;
+}
+
+async function tableCount(uri: string, namespace: readonly string[]): Promise<number> {
+  const ns = encodeURIComponent(namespace.join('\u001f'));
+  const response = await fetch(`${uri}/v1/namespaces/${ns}/tables?pageSize=1000`);
+  if (response.status === 404) return 0;
+  return ((await response.json()) as { identifiers: unknown[] }).identifiers.length;
+}
+
+/**
+ * `namespaces` × `perNamespace` tables under `bench.nsNNN` (nested), created with a tiny
+ * schema through the REST API; namespaces already complete are kept (reruns are quick).
+ */
+export async function ensureTables(
+  uri: string,
+  namespaces: number,
+  perNamespace: number,
+  concurrency = 8,
+): Promise<number> {
+  let created = 0;
+  for (let n = 0; n < namespaces; n++) {
+    const namespace = ['bench', `ns${String(n).padStart(3, '0')}`];
+    if ((await tableCount(uri, namespace)) >= perNamespace) continue;
+    await createNamespace(uri, namespace);
+    let next = 0;
+    const worker = async () => {
+      while (next < perNamespace) {
+        const i = next++;
+        await createTable(uri, namespace, `t${String(i).padStart(4, '0')}`);
+        created++;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+  }
+  return created;
+}
