@@ -100,6 +100,7 @@ describe('provisioner: reconcile', () => {
     expect(exists('namespaces', '', namespace)).toBe(true);
     await first.stop('SIGKILL');
     await pending;
+    await until('the fake API server to see the caller gone', () => hold.held() === 0);
     hold.release();
     expect(exists('resourcequotas', namespace, 'icepack')).toBe(false);
 

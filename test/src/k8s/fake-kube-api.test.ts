@@ -437,3 +437,34 @@ describe('fake API server: SparkApplications', () => {
     expect(third.status.message).toContain('exceeded quota: icepack');
   });
 });
+
+describe('fake API server: fault injection', () => {
+  it('holds matching requests, and drops one whose caller went away before the release', async () => {
+    const hold = api.hold((method, path) => method === 'POST' && path.endsWith('/configmaps'));
+    const controller = new AbortController();
+    const abandoned = fetch(`${api.url}/api/v1/namespaces/team/configmaps`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'abandoned' } }),
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    const kept = core.createNamespacedConfigMap({
+      namespace: 'team',
+      body: { metadata: { name: 'kept' } },
+    });
+    for (let i = 0; i < 100 && hold.held() < 2; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(hold.held()).toBe(2);
+    // Reads pass while writes are held.
+    expect((await core.readNamespace({ name: 'team' })).metadata?.name).toBe('team');
+    controller.abort();
+    expect(await abandoned).toBe('aborted');
+    for (let i = 0; i < 100 && hold.held() > 1; i += 1) await new Promise((r) => setTimeout(r, 10));
+    expect(hold.held()).toBe(1);
+    hold.release();
+    expect((await kept).metadata?.name).toBe('kept');
+    const names = (await core.listNamespacedConfigMap({ namespace: 'team' })).items.map(
+      (c) => c.metadata?.name,
+    );
+    expect(names).toEqual(['kept']);
+  });
+});

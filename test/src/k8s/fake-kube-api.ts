@@ -30,8 +30,8 @@ export interface FakeKubeApi {
   readonly store: FakeKubeStore;
   /**
    * Fault injection: requests for which `matches(method, path)` is true are held unanswered
-   * until `release()`; one whose client went away meanwhile (a crashed caller) is then
-   * dropped without effect. `held()` counts requests waiting now.
+   * until `release()`; one whose caller goes away meanwhile (a crashed client) is dropped
+   * without effect. `held()` counts the held requests whose callers are still there.
    */
   hold(matches: (method: string, path: string) => boolean): RequestHold;
   /** Ends open watches and closes the server. */
@@ -94,11 +94,29 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   }
   const holds = new Set<Hold>();
 
-  async function waitForHolds(req: IncomingMessage, pathname: string): Promise<void> {
+  /** Resolves false when the caller went away while held (its request is then dropped). */
+  async function waitForHolds(
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+  ): Promise<boolean> {
     for (const hold of holds) {
       if (hold.released || !hold.matches(req.method ?? 'GET', pathname)) continue;
-      await new Promise<void>((resolve) => hold.waiting.add(resolve));
+      const kept = await new Promise<boolean>((resolve) => {
+        const release = () => {
+          res.off('close', abandon);
+          resolve(true);
+        };
+        const abandon = () => {
+          hold.waiting.delete(release);
+          resolve(false);
+        };
+        hold.waiting.add(release);
+        res.once('close', abandon);
+      });
+      if (!kept) return false;
     }
+    return !res.destroyed && !req.socket.destroyed;
   }
 
   function authorized(req: IncomingMessage): boolean {
@@ -332,9 +350,8 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     const url = new URL(req.url ?? '/', 'http://fake');
     try {
       if (!authorized(req)) throw new KubeApiError(401, StatusReason.unauthorized, 'Unauthorized');
-      await waitForHolds(req, url.pathname);
-      // The caller gave up (or crashed) while held: its request never reaches the store.
-      if (res.destroyed || req.socket.destroyed) return;
+      // A caller that gave up (or crashed) while held never reaches the store.
+      if (!(await waitForHolds(req, res, url.pathname))) return;
       const path = parseResourcePath(url.pathname);
       if (path !== undefined) {
         await handleResource(req, res, path, url.searchParams);
