@@ -1,7 +1,41 @@
-import { baseConfigSchema } from '@icepack/runtime';
-import type { z } from 'zod';
+import { baseConfigSchema, duration } from '@icepack/runtime';
+import { Topics } from '@icepack/types';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+const csv = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== ''),
+);
 
 /** Environment variables of the dispatcher; see README.md. */
-export const configSchema = baseConfigSchema('dispatcher');
+export const configSchema = baseConfigSchema('dispatcher').extend({
+  /** Serve only these catalogs (comma-separated). Default: every bound catalog. */
+  ICEPACK_DISPATCHER_CATALOGS: csv.optional(),
+  /** Run directories of the local runner (markers, pids, results); must survive restarts. */
+  ICEPACK_DISPATCHER_STATE_DIR: z
+    .string()
+    .min(1)
+    .default(join(homedir(), '.local', 'state', 'icepack', 'dispatcher')),
+  ICEPACK_DISPATCHER_CATALOGS_TOPIC: z.string().min(1).default(Topics.catalogs),
+  ICEPACK_DISPATCHER_BINDINGS_TOPIC: z.string().min(1).default(Topics.bindings),
+  /** Runs of a task: the first plus retries after retryable failures. */
+  ICEPACK_TASK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(3),
+  /** First retry backoff; doubles per retry. */
+  ICEPACK_TASK_BACKOFF: duration().default(30_000),
+  /** A run is cancelled after this long. */
+  ICEPACK_TASK_TIMEOUT: duration().default(6 * 3_600_000),
+  /** How long a task waits for quota before it looks again. */
+  ICEPACK_QUOTA_WAIT: duration().default(15_000),
+  /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */
+  ICEPACK_SPARK_JARS: z.string().min(1).optional(),
+  /** spark-operator runner: default job image when the group sets none. */
+  ICEPACK_SPARK_IMAGE: z.string().min(1).default('ghcr.io/icepack/spark-job:latest'),
+  /** spark-operator runner: Secret with the catalog credentials, mounted as env by name. */
+  ICEPACK_SPARK_SECRET: z.string().min(1).optional(),
+});
 
 export type Config = z.output<typeof configSchema>;

@@ -1,6 +1,8 @@
 // Composition root of the dispatcher: config → telemetry → logger → clients → HTTP → start → drain.
+import { hostname } from 'node:os';
 import {
   createHttpServer,
+  EnvelopeConsumer,
   createLogger,
   createRedisConnection,
   EnvelopeProducer,
@@ -11,6 +13,9 @@ import {
   runService,
   startTelemetry,
 } from '@icepack/runtime';
+import { BindingRegistry } from './adapters/binding-registry.ts';
+import { createCatalogWorker } from './adapters/create-catalog-worker.ts';
+import { KafkaDispatchSink } from './adapters/task-events.ts';
 import { configSchema } from './config.ts';
 
 runService(
@@ -57,8 +62,57 @@ runService(
 
     const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
+
+    // One worker per bound catalog, from the compacted catalogs and bindings topics.
+    const registry = new BindingRegistry({
+      logger,
+      ...(config.ICEPACK_DISPATCHER_CATALOGS === undefined
+        ? {}
+        : { catalogs: config.ICEPACK_DISPATCHER_CATALOGS }),
+      create: (binding, catalog) =>
+        createCatalogWorker(binding, catalog, {
+          redis: redis.redis,
+          sink: new KafkaDispatchSink(producer),
+          logger,
+          stateDir: config.ICEPACK_DISPATCHER_STATE_DIR,
+          ...(config.ICEPACK_SPARK_JARS === undefined
+            ? {}
+            : { sparkJars: config.ICEPACK_SPARK_JARS }),
+          sparkImage: config.ICEPACK_SPARK_IMAGE,
+          ...(config.ICEPACK_SPARK_SECRET === undefined
+            ? {}
+            : { sparkSecret: config.ICEPACK_SPARK_SECRET }),
+          maxAttempts: config.ICEPACK_TASK_MAX_ATTEMPTS,
+          backoffMs: config.ICEPACK_TASK_BACKOFF,
+          timeoutMs: config.ICEPACK_TASK_TIMEOUT,
+          quotaWaitMs: config.ICEPACK_QUOTA_WAIT,
+        }),
+    });
+    // Shutdown runs in reverse: the workers stop (running Spark jobs keep running and are
+    // re-attached after the restart), then the consumer.
+    const catalogsTopic = config.ICEPACK_DISPATCHER_CATALOGS_TOPIC;
+    const consumer = new EnvelopeConsumer(kafka, {
+      // Every replica needs every binding: a group of its own, read from the start.
+      groupId: `icepack-dispatcher-${hostname()}-${String(process.pid)}`,
+      topics: [catalogsTopic, config.ICEPACK_DISPATCHER_BINDINGS_TOPIC],
+      handlers: {
+        CatalogDefined: (message) => registry.setCatalog(message.payload.name, message.payload),
+        BindingUpdated: (message) => registry.setBinding(message.payload.catalog, message.payload),
+      },
+      onTombstone: (key, context) => {
+        if (key === null) return;
+        return context.topic === catalogsTopic
+          ? registry.setCatalog(key, undefined)
+          : registry.setBinding(key, undefined);
+      },
+      producer,
+      fromBeginning: true,
+      tracer: telemetry.tracer,
+    });
+    lifecycle.onShutdown('bindings consumer', () => consumer.stop());
+    lifecycle.onShutdown('catalog workers', () => registry.closeAll());
+    await retryUntil(() => consumer.start(), { ...retry, what: 'start the bindings consumer' });
     logger.info('dispatcher ready for work');
-    // Consumers, queues and API routes of this service are added here.
   },
   { service: 'dispatcher' },
 );

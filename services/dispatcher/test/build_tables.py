@@ -22,6 +22,19 @@ from tables import FIXTURES, SCALES, Ctx  # noqa: E402
 from truth import table_truth  # noqa: E402
 
 
+def file_rows(spark, name: str) -> list[list[list]]:
+    """Rows of each live data file in the order they are stored (to check a sort)."""
+    import pyarrow.parquet as pq
+    from urllib.parse import urlparse
+
+    paths = [r[0] for r in spark.sql(f"SELECT file_path FROM {name}.files WHERE content = 0").collect()]
+    files = []
+    for path in paths:
+        table = pq.read_table(urlparse(path).path if path.startswith("file:") else path)
+        files.append([[str(v) if v is not None else None for v in row.values()] for row in table.to_pylist()])
+    return files
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--catalog-uri", required=True)
@@ -29,6 +42,8 @@ def main() -> int:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--only", nargs="+", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--truth-only", action="store_true", help="do not build: only report the tables' truth")
+    parser.add_argument("--file-rows", nargs="*", default=[], help="also dump each live data file's rows, in file order")
     args = parser.parse_args()
     spark = build_session(CatalogOptions(args.catalog_uri, args.catalog_name), "icepack-dispatcher-tables")
     ctx = Ctx(spark=spark, catalog=args.catalog_name, scale=SCALES["small"])
@@ -40,9 +55,12 @@ def main() -> int:
                 level = ".".join(quote_ident(p) for p in [args.catalog_name, *namespace[: i + 1]])
                 spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {level}")
             name = table_sql_name(args.catalog_name, namespace, fixture.name)
-            spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
-            fixture.build(ctx, name)
+            if not args.truth_only:
+                spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+                fixture.build(ctx, name)
             out[fixture.key] = table_truth(spark, args.catalog_name, namespace, fixture.name)
+            if fixture.key in args.file_rows:
+                out[fixture.key]["fileRows"] = file_rows(spark, name)
     finally:
         spark.stop()
     with open(args.out, "w", encoding="utf-8") as fh:
