@@ -38,8 +38,13 @@ start_one() {
     set +a
     export ICEPACK_SERVICE_NAME="$svc" ICEPACK_HTTP_PORT="$port"
     export ICEPACK_API_TOKEN_FILE="${ICEPACK_API_TOKEN_FILE:-$(ensure_api_token)}"
+    # The dispatcher's local runner: spark-submit, the Iceberg runtime jar, and where it keeps
+    # its run directories.
+    export ICEPACK_CACHE ICEPACK_RUN
+    eval "$(bash "$ICEPACK_ROOT/deploy/local/spark.sh" env)"
     cd "$ICEPACK_ROOT/services/$svc"
-    nohup node src/main.ts >>"$ICEPACK_LOGS/$svc.log" 2>&1 &
+    # A session of its own: Ctrl-C in the terminal (e.g. on ./dev up's progress) must not reach it.
+    nohup setsid node src/main.ts >>"$ICEPACK_LOGS/$svc.log" 2>&1 &
     echo $! >"$pidfile"
   )
   log "started $svc on :$port (log $ICEPACK_LOGS/$svc.log)"
@@ -67,6 +72,8 @@ services=("$@")
 
 case "$action" in
   start)
+    # The provisioner's bootstrap file (ICEPACK_BOOTSTRAP_FILE): the demo catalog and group.
+    bash "$ICEPACK_ROOT/deploy/local/demo/render-bootstrap.sh" >/dev/null
     for s in "${services[@]}"; do start_one "$s"; done
     for s in "${services[@]}"; do wait_for "$s /readyz" 60 ready "$(port_of "$s")"; done
     ;;

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
+import { MessageType, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
+import type { TableState, TaskEvent } from '@icepack/types';
+import { ProgressLines } from './progress-lines.ts';
+
+export interface ProgressFollowerOptions {
+  readonly brokers: readonly string[];
+  /** Where each line goes. Required. */
+  readonly print: (line: string) => void;
+  /** Default `icepack.table-state`. */
+  readonly tableStateTopic?: string;
+  /** Default `icepack.task-events`. */
+  readonly taskEventsTopic?: string;
+  /** Skip task events that happened before this instant. Default: show all. */
+  readonly since?: Date;
+}
+
+const TASK_EVENT_TYPES = Object.values(TaskEventTypes);
+
+/**
+ * Reads table states and task events from the beginning, in a consumer group of its own
+ * that it deletes on stop: a follower is a reader, it must not hold offsets or write a DLQ.
+ * A message it cannot read is shown as such and skipped.
+ */
+export class ProgressFollower {
+  readonly #o: ProgressFollowerOptions;
+  readonly #kafka: Kafka;
+  readonly #groupId = `icepack-progress-${randomUUID().slice(0, 8)}`;
+  readonly #lines = new ProgressLines();
+  #consumer: Consumer | undefined;
+
+  constructor(options: ProgressFollowerOptions) {
+    this.#o = options;
+    this.#kafka = new Kafka({
+      clientId: 'icepack-progress',
+      brokers: [...options.brokers],
+      logLevel: logLevel.NOTHING,
+    });
+  }
+
+  async start(): Promise<void> {
+    const tableState = this.#o.tableStateTopic ?? Topics.tableState;
+    const taskEvents = this.#o.taskEventsTopic ?? Topics.taskEvents;
+    const consumer = this.#kafka.consumer({ groupId: this.#groupId });
+    this.#consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topics: [tableState, taskEvents], fromBeginning: true });
+    await consumer.run({
+      eachMessage: ({ topic, message }) => {
+        const key = message.key?.toString('utf8') ?? '';
+        const line =
+          topic === tableState
+            ? this.#tableState(key, message.value)
+            : this.#taskEvent(message.value);
+        if (line !== undefined) this.#o.print(line);
+        return Promise.resolve();
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    const consumer = this.#consumer;
+    if (consumer === undefined) return;
+    await consumer.disconnect();
+    const admin = this.#kafka.admin();
+    try {
+      await admin.connect();
+      await admin.deleteGroups([this.#groupId]);
+    } catch {
+      // The group expires on its own; nothing depends on it.
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  #tableState(key: string, value: Buffer | null): string | undefined {
+    if (value === null || value.length === 0) return this.#lines.tableState(key, null);
+    try {
+      const message = parseMessage(value, [MessageType.TableScanned]);
+      return this.#lines.tableState(key, message.payload as TableState);
+    } catch (error) {
+      return `(unreadable table state for ${key}: ${(error as Error).message})`;
+    }
+  }
+
+  #taskEvent(value: Buffer | null): string | undefined {
+    if (value === null) return undefined;
+    try {
+      const event = parseMessage(value, TASK_EVENT_TYPES).payload as TaskEvent;
+      if (this.#o.since !== undefined && Date.parse(event.at) < this.#o.since.getTime()) {
+        return undefined;
+      }
+      return this.#lines.taskEvent(event);
+    } catch (error) {
+      return `(unreadable task event: ${(error as Error).message})`;
+    }
+  }
+}
