@@ -46,7 +46,7 @@ beforeAll(async () => {
     }),
   );
   states = await TopicReader.start(infra.kafkaBrokers, names.tableState);
-}, 300_000);
+}, 600_000);
 
 afterAll(async () => {
   await scanner?.stop('SIGTERM');
@@ -85,5 +85,5 @@ describe('a Spark commit followed by its commit event', () => {
     expect(state!.files.records).toBe(truth.dataFiles.records);
     expect(state!.files.positionDeleteFiles).toBe(truth.positionDeleteFiles.count);
     expect(state!.files.dataFiles).toBeGreaterThan(first!.files.dataFiles);
-  }, 300_000); // two Spark sessions (the commit and the truth) on two shared cores
+  }, 600_000); // two Spark sessions (the commit and the truth) on two shared cores
 });
