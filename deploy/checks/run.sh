@@ -56,7 +56,7 @@ done
 compose() { DOCKER_CONFIG="$docker_config" docker compose --project-directory "$ICEPACK_ROOT" -f "$ICEPACK_ROOT/docker-compose.yml" "$@"; }
 ICEPACK_API_TOKEN=check-only-token-0123456789 compose config --quiet \
   || die "docker compose config rejected docker-compose.yml"
-ok "docker compose config ($(DOCKER_CONFIG="$docker_config" docker compose version --short))"
+ok "docker compose config (Compose $ICEPACK_COMPOSE_VERSION)"
 if (unset ICEPACK_API_TOKEN; compose config --quiet) >/dev/null 2>&1; then
   die "docker compose config accepted docker-compose.yml without ICEPACK_API_TOKEN; the token must be required"
 fi

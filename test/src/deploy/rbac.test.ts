@@ -1,4 +1,6 @@
+import { parseResourceGroup } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
+import { roleObject } from '../../../services/provisioner/src/domain/kube-objects.ts';
 import { ALLOWED, SPARK_DRIVER_RIGHTS } from './rbac-allow-list.ts';
 import { UnknownRoleError, excessGrants, grantKey, grantsByServiceAccount } from './rbac-grants.ts';
 import { RELEASE_NAMESPACE, ofKind, renderChart, type KubeObject } from './rendered-chart.ts';
@@ -110,6 +112,24 @@ describe('the chart grants each service no more than its allow-list', () => {
         podAccount: `icepack-${service}`,
       });
     }
+  });
+});
+
+describe('the Spark-driver rights on the allow-list', () => {
+  it('are exactly the rules of the Role the provisioner creates in each group namespace', () => {
+    const group = parseResourceGroup({
+      name: 'demo',
+      catalog: 'demo',
+      cpu: '8',
+      memory: '32Gi',
+      slots: 2,
+    });
+    const rules = roleObject(group).rules.flatMap((rule) =>
+      rule.apiGroups.flatMap((g) =>
+        rule.resources.flatMap((r) => rule.verbs.map((v) => `${g || 'core'}/${r}:${v}`)),
+      ),
+    );
+    expect([...new Set(rules)].sort()).toEqual([...SPARK_DRIVER_RIGHTS].sort());
   });
 });
 
