@@ -228,6 +228,18 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       );
       // Bound: the catalog cannot go before its group.
       expect((await p.api('DELETE', `/v1/catalogs/${catalog}`)).status).toBe(409);
+      // A changed catalog reaches its group's ConfigMap at once.
+      await p.api('PUT', `/v1/catalogs/${catalog}`, {
+        type: 'rest',
+        uri: infra.catalogUri,
+        warehouse: 'wh2',
+      });
+      const changed = get('configmaps', namespace, 'icepack-spark') as unknown as {
+        data: Record<string, string>;
+      };
+      expect(changed.data['spark-defaults.conf']).toContain(
+        `spark.sql.catalog.${catalog}.warehouse wh2`,
+      );
 
       const deleting = await p.api('DELETE', `/v1/resource-groups/${group}`);
       expect(deleting.status).toBe(202);
