@@ -7,6 +7,7 @@
 // dispatcher's own: job parse, attempt lookup, "already launched?" GET, quota read (list
 // ResourceQuotas), sizing, quota claim, `started` event (in-memory sink: Kafka is left out),
 // SparkApplication create. The run is not followed: the runner returns once it is created.
+import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
@@ -137,6 +138,9 @@ console.log(
     '',
     '```',
     machine(),
+    `load average (1/5/15 min) at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ')}`,
     '```',
     '',
     `tasks ${String(total)} across ${String(catalogs)} catalogs, ${String(slots)} slots each (global concurrency), ${String(apps)} SparkApplications created in ${String(wall)} ms`,

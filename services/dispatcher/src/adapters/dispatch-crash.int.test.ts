@@ -141,8 +141,9 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
       return undefined;
     });
     await kill(first);
-    await startWorker({ runner: 'local', stateDir });
+    const second = await startWorker({ runner: 'local', stateDir });
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
+    await kill(second);
     expect(done.status).toBe('succeeded');
     const runs = (await readFile(join(runDir, 'runs.log'), 'utf8')).trim().split('\n');
     expect(runs).toHaveLength(1);
@@ -174,8 +175,9 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
       (await listApps()).length > 0 ? true : undefined,
     );
     await kill(first);
-    await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
+    const second = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
+    await kill(second);
     expect(done.status).toBe('succeeded');
     const apps = await listApps();
     expect(apps).toHaveLength(1);

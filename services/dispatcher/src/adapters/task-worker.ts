@@ -1,6 +1,6 @@
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from '@icepack/runtime';
+import { inSpan, type Logger } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
   parseTask,
@@ -96,7 +96,7 @@ export class TaskWorker {
 
   async start(): Promise<void> {
     await this.#queue.setGlobalConcurrency(this.#o.binding.slots);
-    this.#worker = new Worker(this.queueName, (job, token) => this.#process(job, token), {
+    this.#worker = new Worker(this.queueName, (job, token) => this.#traced(job, token), {
       connection: this.#o.connection,
       prefix: this.#o.prefix,
       concurrency: this.#o.binding.slots,
@@ -146,6 +146,24 @@ export class TaskWorker {
       this.#o.logger.warn({ err: error, taskId: task.id }, 'table figures not read');
       return undefined;
     }
+  }
+
+  /**
+   * The dispatch continues the task's trace (its `traceparent`, set by the planner from the
+   * scan), so the task events it publishes and the run it starts belong to that trace.
+   */
+  #traced(job: Job, token: string | undefined): Promise<unknown> {
+    const data = job.data as { type?: unknown; traceparent?: unknown };
+    return inSpan(
+      `dispatch ${String(data.type)}`,
+      {
+        parent: typeof data.traceparent === 'string' ? { traceparent: data.traceparent } : {},
+        attributes: { 'icepack.task.id': String(job.id), 'icepack.queue': this.queueName },
+        // Waiting for quota or a retry backoff is not a failed dispatch.
+        expected: (error) => error instanceof DelayedError,
+      },
+      () => this.#process(job, token),
+    );
   }
 
   async #process(job: Job, token: string | undefined): Promise<unknown> {
