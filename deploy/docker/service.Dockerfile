@@ -4,7 +4,7 @@
 #
 #   docker build -f deploy/docker/service.Dockerfile --build-arg SERVICE=planner -t icepack/planner .
 #   docker build -f deploy/docker/service.Dockerfile --build-arg SERVICE=dispatcher \
-#     --target dispatcher-local -t icepack/dispatcher-local .      # with Spark for ICEPACK_RUNNER=local
+#     --target dispatcher-local -t icepack/dispatcher-local .      # with Spark, for the local runner
 #
 # Node 24 runs the TypeScript sources directly (type stripping), so there is no build step.
 # Node refuses to strip types under node_modules, which is why the workspace layout is kept
@@ -53,7 +53,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.ICEPACK_HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "src/main.ts"]
 
-# The dispatcher with Spark inside, for ICEPACK_RUNNER=local (docker-compose, single machine):
+# The dispatcher with Spark inside, for bindings that name the local runner (a provisioner in
+# local mode: docker-compose, one machine):
 # Spark 4.0.1 + Python from the Spark image, the Iceberg runtime and AWS bundle jars on Spark's
 # own classpath (as in spark-job.Dockerfile), Node 24 and the dispatcher.
 FROM ${SPARK_IMAGE} AS dispatcher-local
@@ -75,7 +76,7 @@ RUN mkdir -p /opt/icepack/venv/bin /var/lib/icepack \
  && chown 10001:10001 /var/lib/icepack
 ENV NODE_ENV=production \
     ICEPACK_HTTP_PORT=8080 \
-    ICEPACK_RUNNER=local \
+    ICEPACK_DISPATCHER_STATE_DIR=/var/lib/icepack/runs \
     ICEPACK_CACHE=/opt/icepack \
     HOME=/tmp
 WORKDIR /app/services/dispatcher

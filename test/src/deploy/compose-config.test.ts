@@ -64,9 +64,15 @@ describe('docker-compose.yml', () => {
         Object.entries(config.services[service]?.environment ?? {}).map(([k, v]) => [k, v ?? '']),
       );
       expect(() => loadConfig(schema, env), service).not.toThrow();
+      const unknown = Object.keys(env).filter(
+        (name) => name.startsWith('ICEPACK_') && !(name in schema.shape),
+      );
+      expect(unknown, `${service} ignores these variables`).toEqual([]);
       expect(config.services[service]?.build?.args?.SERVICE, service).toBe(service);
     }
-    expect(config.services.dispatcher?.environment?.ICEPACK_RUNNER).toBe('local');
+    expect(config.services.dispatcher?.environment?.ICEPACK_DISPATCHER_STATE_DIR).toBe(
+      '/var/lib/icepack/runs',
+    );
     expect(config.services.dispatcher?.build?.target).toBe('dispatcher-local');
     expect(config.services.provisioner?.environment?.ICEPACK_PROVISIONER_MODE).toBe('local');
   });

@@ -97,7 +97,7 @@ describe('the chart grants each service no more than its allow-list', () => {
     );
   });
 
-  it('grants nothing and mounts no token when no service uses the Kubernetes API (local mode and runner)', () => {
+  it('grants nothing and mounts no token when the provisioner runs in local mode (bindings then name the local runner)', () => {
     const objects = renderChart('local');
     expect(grantsByServiceAccount(objects).size).toBe(0);
     for (const service of SERVICES) expect(automount(objects, service).pod, service).toBe(false);

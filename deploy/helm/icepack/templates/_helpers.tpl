@@ -122,15 +122,16 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/*
-"true" when the service calls the Kubernetes API with these values: (dict "c" $component "v" $values).
-The provisioner in local mode and the dispatcher with the local runner do not.
+"true" when the service calls the Kubernetes API: (dict "root" $ "c" $component "v" $values).
+In local provisioner mode neither the provisioner nor the dispatcher does: the bindings the
+provisioner publishes then name the local runner, and the dispatcher follows them.
 */}}
 {{- define "icepack.usesKubeApi" -}}
 {{- if .c.kubeApi -}}
 {{- if eq .c.name "provisioner" -}}
-{{- if ne (get (.v.config | default dict) "ICEPACK_PROVISIONER_MODE" | default "kubernetes") "local" }}true{{ end -}}
+{{- if ne (include "icepack.provisionerMode" .root) "local" }}true{{ end -}}
 {{- else if eq .c.name "dispatcher" -}}
-{{- if eq .v.runner "spark-operator" }}true{{ end -}}
+{{- if ne (include "icepack.provisionerMode" .root) "local" }}true{{ end -}}
 {{- else -}}
 true
 {{- end -}}
@@ -146,4 +147,9 @@ creates there (services/provisioner/src/domain/kube-objects.ts, roleObject). Kee
 - apiGroups: [""]
   resources: [services, persistentvolumeclaims]
   verbs: [create, get, list, watch, delete, deletecollection]
+{{- end -}}
+
+{{/* kubernetes (default) or local: the provisioner's ICEPACK_PROVISIONER_MODE. */}}
+{{- define "icepack.provisionerMode" -}}
+{{- get (.Values.provisioner.config | default dict) "ICEPACK_PROVISIONER_MODE" | default "kubernetes" -}}
 {{- end -}}
