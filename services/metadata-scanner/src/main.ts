@@ -23,6 +23,7 @@ import { ConsumerLag } from './adapters/consumer-lag.ts';
 import { ControlPlane } from './adapters/control-plane.ts';
 import { Discovery } from './adapters/discovery.ts';
 import { KnownTablesStore } from './adapters/known-tables-store.ts';
+import { ScanRequestBatchPublisher } from './adapters/scan-request-batch.ts';
 import { ScannerMetrics } from './adapters/scanner-metrics.ts';
 import { secretResolver } from './adapters/secret-resolver.ts';
 import { TableScanner } from './adapters/table-scanner.ts';
@@ -85,6 +86,9 @@ runService(
     const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
     lifecycle.onShutdown('kafka producer', () => producer.disconnect());
 
+    const batch = new ScanRequestBatchPublisher(kafka);
+    lifecycle.onShutdown('kafka batch producer', () => batch.disconnect());
+
     const metrics = new ScannerMetrics(telemetry.meter);
     const health = new CatalogHealth({
       initialMs: 1_000,
@@ -125,6 +129,7 @@ runService(
 
     const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
+    await retryUntil(() => batch.connect(), { ...retry, what: 'connect the Kafka producer' });
     await retryUntil(
       () =>
         ensureTopics(kafka, [
@@ -201,6 +206,7 @@ runService(
       producerConnection: redis.redis,
       workerConnection: discoveryWorkerRedis.redis,
       producer,
+      batch,
       scanRequestsTopic: topics.scanRequests,
       tableStateTopic: topics.tableState,
       registry,

@@ -1,5 +1,5 @@
 import type { EnvelopeProducer } from '@icepack/runtime';
-import { BULLMQ_PREFIX, parseTableKey, tableKey } from '@icepack/types';
+import { BULLMQ_PREFIX, parseTableKey, tableKey, type TableId } from '@icepack/types';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -9,6 +9,7 @@ import { disappearedTables } from '../domain/discovery-diff.ts';
 import type { CatalogClients } from './catalog-clients.ts';
 import { walkCatalog } from './catalog-walk.ts';
 import type { KnownTablesStore } from './known-tables-store.ts';
+import type { ScanRequestBatchPublisher } from './scan-request-batch.ts';
 import type { ScannerMetrics } from './scanner-metrics.ts';
 import type { TableStateStore } from './table-state-store.ts';
 
@@ -22,6 +23,7 @@ export interface DiscoveryOptions {
   readonly producerConnection: Redis;
   readonly workerConnection: Redis;
   readonly producer: EnvelopeProducer;
+  readonly batch: ScanRequestBatchPublisher;
   readonly scanRequestsTopic: string;
   readonly tableStateTopic: string;
   readonly registry: CatalogRegistry;
@@ -34,8 +36,8 @@ export interface DiscoveryOptions {
   readonly onCatalogFailure: (catalog: string) => void;
 }
 
-/** Scan requests published at once during a walk (the producer keeps them in order). */
-const PUBLISH_WINDOW = 256;
+/** Scan requests per produce request during a walk. */
+const BATCH = 500;
 const SCHEDULER_PREFIX = 'catalog-';
 
 /**
@@ -112,34 +114,28 @@ export class Discovery {
     const logger = this.#o.logger.child({ catalog: name });
     const started = Date.now();
     const found = new Set<string>();
-    let pending: Promise<unknown>[] = [];
+    let batch: TableId[] = [];
     const client = this.#o.clients.get(catalog);
+    const flush = async () => {
+      await this.#o.batch.publish(this.#o.scanRequestsTopic, batch, 'discovery');
+      batch = [];
+    };
     try {
       for await (const table of walkCatalog(client)) {
         const key = tableKey(table);
         if (found.has(key)) continue;
         found.add(key);
-        pending.push(
-          this.#o.producer.publish(this.#o.scanRequestsTopic, 'ScanTable', key, {
-            table,
-            reason: 'discovery',
-            requestedAt: new Date().toISOString(),
-          }),
-        );
-        if (pending.length >= PUBLISH_WINDOW) {
-          await Promise.all(pending);
-          pending = [];
-        }
+        batch.push(table);
+        if (batch.length >= BATCH) await flush();
       }
+      await flush();
     } catch (error) {
-      await Promise.allSettled(pending);
       // An incomplete walk proves nothing about missing tables: tombstone nothing.
       const delayMs = this.#o.health.failed(name, (error as Error).message);
       this.#o.onCatalogFailure(name);
       logger.warn({ err: error, delayMs }, 'discovery walk failed; tombstones withheld');
       throw error;
     }
-    await Promise.all(pending);
     this.#o.health.succeeded(name);
     const gone = disappearedTables(await this.#o.known.members(name), found);
     for (const key of gone) {
