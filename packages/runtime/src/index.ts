@@ -51,6 +51,8 @@ export type { TopicDefinition } from './kafka/ensure-topics.ts';
 export { Attr } from './telemetry/attributes.ts';
 export { activeTraceId, extractContext, injectTraceparent } from './telemetry/trace-context.ts';
 export type { TraceCarrier } from './telemetry/trace-context.ts';
+export { inSpan } from './telemetry/in-span.ts';
+export type { InSpanOptions } from './telemetry/in-span.ts';
 export { startTelemetry } from './telemetry/start-telemetry.ts';
 export type {
   PrometheusOptions,
