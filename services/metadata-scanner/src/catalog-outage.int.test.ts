@@ -11,6 +11,7 @@ import {
 } from './testing/rest-tables.ts';
 import {
   metricValue,
+  cleanupTest,
   scannerEnv,
   startScanner,
   testNames,
@@ -78,6 +79,7 @@ afterAll(async () => {
   await proxy?.down();
   await Promise.all([states?.stop(), closeProducer?.()]);
   await dropNamespaceTree(infra.catalogUri, [names.id]);
+  await cleanupTest(infra, names);
 });
 
 describe('catalog outage', () => {

@@ -7,7 +7,7 @@ import {
   dropNamespaceTree,
   dropTable,
 } from './testing/rest-tables.ts';
-import { scannerEnv, startScanner, testNames } from './testing/scanner-harness.ts';
+import { cleanupTest, scannerEnv, startScanner, testNames } from './testing/scanner-harness.ts';
 import { TopicReader } from './testing/topic-reader.ts';
 
 // Discovery on a short interval: a table dropped between two walks (no commit event, no
@@ -44,6 +44,7 @@ afterAll(async () => {
   await scanner?.stop('SIGTERM');
   await states?.stop();
   await dropNamespaceTree(infra.catalogUri, [names.id]);
+  await cleanupTest(infra, names);
 });
 
 describe('periodic discovery', () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, createTable, dropNamespaceTree } from './testing/rest-tables.ts';
 import {
   metricValue,
+  cleanupTest,
   scannerEnv,
   startScanner,
   testNames,
@@ -51,6 +52,7 @@ afterAll(async () => {
   await Promise.all([a?.stop('SIGTERM'), b?.stop('SIGTERM')]);
   await Promise.all([states?.stop(), closeProducer?.()]);
   await dropNamespaceTree(infra.catalogUri, [names.id]);
+  await cleanupTest(infra, names);
 });
 
 describe('two scanner replicas', () => {

@@ -11,6 +11,7 @@ import {
 } from './testing/rest-tables.ts';
 import {
   metricValue,
+  cleanupTest,
   scannerEnv,
   startScanner,
   testNames,
@@ -107,6 +108,7 @@ afterAll(async () => {
   await scanner?.stop('SIGTERM');
   await Promise.all([states?.stop(), scans?.stop(), dlq?.stop(), closeProducer?.()]);
   await dropNamespaceTree(infra.catalogUri, [root]);
+  await cleanupTest(infra, names);
 });
 
 describe('metadata-scanner against the real catalog, Kafka and Redis', () => {

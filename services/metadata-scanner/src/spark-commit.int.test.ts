@@ -4,7 +4,13 @@ import { tableTruth } from '@icepack/test';
 import { tableKey, type TableId, type TableState } from '@icepack/types';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dropNamespaceTree } from './testing/rest-tables.ts';
-import { scannerEnv, startScanner, testNames, testProducer } from './testing/scanner-harness.ts';
+import {
+  cleanupTest,
+  scannerEnv,
+  startScanner,
+  testNames,
+  testProducer,
+} from './testing/scanner-harness.ts';
 import { sparkSql } from './testing/spark-sql.ts';
 import { TopicReader } from './testing/topic-reader.ts';
 
@@ -52,6 +58,7 @@ afterAll(async () => {
   await scanner?.stop('SIGTERM');
   await Promise.all([states?.stop(), closeProducer?.()]);
   await dropNamespaceTree(infra.catalogUri, [names.id]);
+  await cleanupTest(infra, names);
 });
 
 describe('a Spark commit followed by its commit event', () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { createLogger, deleteTopics, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { Redis } from 'ioredis';
 import { ServiceProcess } from '@icepack/runtime/testing';
 import type { InfraEnv } from '@icepack/test';
 
@@ -138,3 +139,30 @@ export const until = async (
     await new Promise((r) => setTimeout(r, 200));
   }
 };
+
+/** Deletes a test's topics and Redis keys (the shared Kafka and Redis outlive the run). */
+export async function cleanupTest(infra: InfraEnv, names: TestNames): Promise<void> {
+  const logger = createLogger({ service: 'scanner-test', level: 'silent' });
+  const kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: 'scanner-test', logger });
+  try {
+    await deleteTopics(kafka, [
+      names.commits,
+      names.scanRequests,
+      names.tableState,
+      names.catalogs,
+      names.bindings,
+      names.dlq,
+    ]);
+  } finally {
+    await kafka.close();
+  }
+  const redis = new Redis(infra.redisUrl);
+  try {
+    for (const pattern of [`icepack:test:${names.id}:*`, `icepack:${names.id}-*`]) {
+      const keys = await redis.keys(pattern);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
