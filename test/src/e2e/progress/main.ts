@@ -6,7 +6,7 @@ import { ProgressFollower } from './progress-follower.ts';
 const since = process.env.ICEPACK_FOLLOW_SINCE;
 const follower = new ProgressFollower({
   brokers: infraEnv().kafkaBrokers,
-  print: (line) => console.log(`${new Date().toISOString().slice(11, 19)}  ${line}`),
+  print: (line, at) => console.log(`${at.toISOString().slice(11, 19)}  ${line}`),
   ...(since === undefined || since === '' ? {} : { since: new Date(since) }),
 });
 

@@ -7,8 +7,8 @@ import { ProgressLines } from './progress-lines.ts';
 
 export interface ProgressFollowerOptions {
   readonly brokers: readonly string[];
-  /** Where each line goes. Required. */
-  readonly print: (line: string) => void;
+  /** Where each line goes, with when it happened. Required. */
+  readonly print: (line: string, at: Date) => void;
   /** Default `icepack.table-state`. */
   readonly tableStateTopic?: string;
   /** Default `icepack.task-events`. */
@@ -54,7 +54,8 @@ export class ProgressFollower {
           topic === tableState
             ? this.#tableState(key, message.value)
             : this.#taskEvent(message.value);
-        if (line !== undefined) this.#o.print(line);
+        // Kafka's timestamp is when it was published: right for replayed history too.
+        if (line !== undefined) this.#o.print(line, new Date(Number(message.timestamp)));
         return Promise.resolve();
       },
     });

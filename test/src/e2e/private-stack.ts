@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
+
+/** A deploy/local script failed; the message carries its output. */
+export class StackScriptError extends Error {
+  override name = 'StackScriptError';
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+/**
+ * Redis, Kafka and the REST catalog of this test alone, started by the same deploy/local
+ * scripts as the shared stack but on their own ports and state directory. The end-to-end
+ * test stops and starts Kafka and Redis and lets the services maintain every table of its
+ * catalog: on the shared stack that would disturb other tests. Spark (a venv and a jar) is
+ * shared; it has no server.
+ */
+export class PrivateStack {
+  readonly runDir: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly redisUrl: string;
+  readonly kafkaBrokers: readonly string[];
+  readonly catalogUri: string;
+
+  private constructor(runDir: string, ports: Record<string, number>) {
+    this.runDir = runDir;
+    this.env = {
+      ICEPACK_RUN: runDir,
+      ICEPACK_REDIS_PORT: String(ports.redis),
+      ICEPACK_KAFKA_PORT: String(ports.kafka),
+      ICEPACK_KAFKA_CONTROLLER_PORT: String(ports.controller),
+      ICEPACK_CATALOG_PORT: String(ports.catalog),
+    };
+    this.redisUrl = `redis://127.0.0.1:${String(ports.redis)}`;
+    this.kafkaBrokers = [`127.0.0.1:${String(ports.kafka)}`];
+    this.catalogUri = `http://127.0.0.1:${String(ports.catalog)}`;
+  }
+
+  static async start(): Promise<PrivateStack> {
+    const runDir = await mkdtemp(join(tmpdir(), 'icepack-e2e-'));
+    const ports = {
+      redis: await freePort(),
+      kafka: await freePort(),
+      controller: await freePort(),
+      catalog: await freePort(),
+    };
+    const stack = new PrivateStack(runDir, ports);
+    await stack.script('infra.sh', 'up', 'redis', 'kafka', 'catalog');
+    return stack;
+  }
+
+  /** `deploy/local/<script> <args>` against this stack; rejects with its output on failure. */
+  script(script: string, ...args: string[]): Promise<string> {
+    return new Promise((done, fail) => {
+      const child = spawn('bash', [join(repoRoot, 'deploy', 'local', script), ...args], {
+        cwd: repoRoot,
+        env: { ...process.env, ...this.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.on('error', fail);
+      child.on('close', (code) =>
+        code === 0
+          ? done(output)
+          : fail(
+              new StackScriptError(
+                `${script} ${args.join(' ')} exited ${String(code)}:\n${output}`,
+              ),
+            ),
+      );
+    });
+  }
+
+  stop(): Promise<string> {
+    return this.script('infra.sh', 'down', 'redis', 'kafka', 'catalog');
+  }
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
+import { parseMessage, TaskEventTypes, Topics } from '@icepack/types';
+import type { TaskEvent } from '@icepack/types';
+import { ProgressLines } from './progress/progress-lines.ts';
+
+/**
+ * Every task event on `icepack.task-events` from the beginning, parsed, plus the progress
+ * line a person following `./dev up` would have seen for it.
+ */
+export class TaskEventLog {
+  readonly events: TaskEvent[] = [];
+  readonly lines: string[] = [];
+  /** Messages that were not valid task events (the test asserts there are none). */
+  readonly invalid: string[] = [];
+  readonly #consumer: Consumer;
+  readonly #progress = new ProgressLines();
+
+  private constructor(consumer: Consumer) {
+    this.#consumer = consumer;
+  }
+
+  static async start(brokers: readonly string[]): Promise<TaskEventLog> {
+    const kafka = new Kafka({ brokers: [...brokers], clientId: 'e2e', logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: `e2e-${randomUUID()}`, maxWaitTimeInMs: 200 });
+    const log = new TaskEventLog(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic: Topics.taskEvents, fromBeginning: true });
+    await consumer.run({
+      eachMessage: ({ message }) => {
+        try {
+          const event = parseMessage(message.value ?? '', Object.values(TaskEventTypes))
+            .payload as TaskEvent;
+          log.events.push(event);
+          const line = log.#progress.taskEvent(event);
+          if (line !== undefined) log.lines.push(line);
+        } catch (error) {
+          log.invalid.push((error as Error).message);
+        }
+        return Promise.resolve();
+      },
+    });
+    return log;
+  }
+
+  /** Events of one table (by name), oldest first. */
+  forTable(name: string): TaskEvent[] {
+    return this.events.filter((event) => event.table.name === name);
+  }
+
+  stop(): Promise<void> {
+    return this.#consumer.disconnect();
+  }
+}
+
+/** Polls `probe` until it returns a value other than undefined/false, or fails naming `what`. */
+export async function until<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs: number,
+  describe: () => string = () => '',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
