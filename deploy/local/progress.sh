@@ -5,7 +5,8 @@
 #   progress.sh [--since ISO-8601]   task events before that instant are not shown
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-export PATH="$(bash "$ICEPACK_ROOT/deploy/local/node.sh"):$PATH"
+node_bin="$(bash "$ICEPACK_ROOT/deploy/local/node.sh")"
+export PATH="$node_bin:$PATH"
 
 if [[ "${1:-}" == "--since" ]]; then
   export ICEPACK_FOLLOW_SINCE="${2:?--since needs an instant}"
