@@ -133,6 +133,16 @@ const succeeded = (name: string, type: TaskType, after = 0): TaskEvent | undefin
     .forTable(name)
     .find((e) => e.taskType === type && e.status === 'succeeded' && Date.parse(e.at) >= after);
 
+/**
+ * The first event with `status` of the same task after `event`. Task ids are per (table,
+ * type) — the BullMQ job id — so an earlier run of the same task has the same id.
+ */
+function eventAfter(event: TaskEvent, status: TaskEvent['status']): TaskEvent | undefined {
+  return log.events
+    .slice(log.events.indexOf(event) + 1)
+    .find((e) => e.taskId === event.taskId && e.status === status);
+}
+
 /** True when the catalog's BullMQ queue has nothing waiting, delayed or running. */
 async function queueIdle(): Promise<boolean> {
   const base = `${BULLMQ_PREFIX}:${queueNameForCatalog(catalog)}`;
@@ -246,6 +256,8 @@ beforeAll(async () => {
   producer = new EnvelopeProducer(kafka);
   await producer.connect();
   redis = new Redis(stack.redisUrl, { maxRetriesPerRequest: null });
+  // Redis goes away on purpose below; the probe's errors are expected then.
+  redis.on('error', () => undefined);
 }, 15 * MINUTE);
 
 afterAll(async () => {
@@ -343,14 +355,14 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       await running.get('dispatcher')!.stop('SIGKILL');
       await start('dispatcher');
       await until(
-        () => log.events.find((e) => e.taskId === started.taskId && e.status === 'succeeded'),
+        () => eventAfter(started, 'succeeded'),
         'the merge to succeed after the dispatcher restart',
         8 * MINUTE,
         describeSystem,
       );
-      const outcomes = log.events.filter(
-        (e) => e.taskId === started.taskId && ['succeeded', 'failed'].includes(e.status),
-      );
+      const outcomes = log.events
+        .slice(log.events.indexOf(started))
+        .filter((e) => e.taskId === started.taskId && ['succeeded', 'failed'].includes(e.status));
       expect(outcomes.map((e) => e.status)).toEqual(['succeeded']);
       // Exactly one Spark run: the local runner records every launch in its run directory.
       expect(await launches(started.taskId, t0)).toBe(1);
@@ -365,12 +377,23 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
         'dispatcher: send icepack.task-events',
       ];
       const seen = () => new Set(otlp.trace(traceId).map((s) => `${s.service}: ${s.name}`));
-      await until(
+      const complete = await until(
         () => hops.every((hop) => seen().has(hop)),
         `every hop in trace ${traceId}`,
-        MINUTE,
-        () => `spans in the trace:\n${[...seen()].join('\n')}`,
-      );
+        2 * MINUTE,
+      ).catch(() => false);
+      const eventTraces = log.events
+        .map((e, i) => `${e.status} ${e.taskId}: trace ${String(log.traceIds[i])}`)
+        .filter((line) => line.includes(started.taskId));
+      const dispatcherSpans = otlp.spans
+        .filter((s) => s.service === 'dispatcher')
+        .map((s) => `${s.name} ${s.traceId}`);
+      expect
+        .soft(
+          complete,
+          `spans in trace ${traceId}:\n${[...seen()].join('\n')}\nevents of the task:\n${eventTraces.join('\n')}\ndispatcher spans:\n${dispatcherSpans.slice(-20).join('\n')}`,
+        )
+        .toBe(true);
       expect(otlp.rejected).toEqual([]);
       // And it committed once: one snapshot after the writer's, a rewrite.
       const now = await tableTruth(heavy, { catalogUri: stack.catalogUri });
@@ -421,7 +444,7 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       await stack.script('redis.sh', 'up');
       await until(
-        () => log.events.find((e) => e.taskId === planned.taskId && e.status === 'succeeded'),
+        () => eventAfter(planned, 'succeeded'),
         'the planned task of sorted_events to succeed after the Redis outage',
         10 * MINUTE,
         describeSystem,

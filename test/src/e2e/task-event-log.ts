@@ -11,6 +11,8 @@ import { ProgressLines } from './progress/progress-lines.ts';
  */
 export class TaskEventLog {
   readonly events: TaskEvent[] = [];
+  /** The trace id in each event's `traceparent` header (same index as `events`). */
+  readonly traceIds: (string | undefined)[] = [];
   readonly lines: string[] = [];
   /** Messages that were not valid task events (the test asserts there are none). */
   readonly invalid: string[] = [];
@@ -33,6 +35,7 @@ export class TaskEventLog {
           const event = parseMessage(message.value ?? '', Object.values(TaskEventTypes))
             .payload as TaskEvent;
           log.events.push(event);
+          log.traceIds.push(message.headers?.traceparent?.toString().split('-')[1]);
           const line = log.#progress.taskEvent(event);
           if (line !== undefined) log.lines.push(line);
         } catch (error) {
