@@ -1,23 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import { ServiceProcess } from '@icepack/runtime/testing';
-import {
-  BULLMQ_PREFIX,
-  createEnvelope,
-  queueNameForCatalog,
-  serializeEnvelope,
-  tableKey,
-  Topics,
-} from '@icepack/types';
+import { BULLMQ_PREFIX, queueNameForCatalog } from '@icepack/types';
 import type { TableId, TaskEvent, TaskType } from '@icepack/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureKey } from '../fixtures/fixture-keys.ts';
 import { fixtureTruth, generateFixtures } from '../fixtures/generate-fixtures.ts';
 import type { TableTruth } from '../fixtures/ground-truth.ts';
-import { runPython } from '../fixtures/run-python.ts';
 import { tableTruth } from '../fixtures/table-truth.ts';
 import { infraEnv } from '../infra/env.ts';
 import { OtlpReceiver } from './otlp-receiver.ts';
@@ -45,7 +37,6 @@ let log: TaskEventLog;
 let producer: EnvelopeProducer;
 let kafka: KafkaClient;
 let redis: Redis;
-const appended = new Map<string, string>();
 const running = new Map<Service, ServiceProcess>();
 const before = new Map<string, TableTruth>();
 
@@ -133,16 +124,6 @@ const succeeded = (name: string, type: TaskType, after = 0): TaskEvent | undefin
     .forTable(name)
     .find((e) => e.taskType === type && e.status === 'succeeded' && Date.parse(e.at) >= after);
 
-/**
- * The first event with `status` of the same task after `event`. Task ids are per (table,
- * type) — the BullMQ job id — so an earlier run of the same task has the same id.
- */
-function eventAfter(event: TaskEvent, status: TaskEvent['status']): TaskEvent | undefined {
-  return log.events
-    .slice(log.events.indexOf(event) + 1)
-    .find((e) => e.taskId === event.taskId && e.status === status);
-}
-
 /** True when the catalog's BullMQ queue has nothing waiting, delayed or running. */
 async function queueIdle(): Promise<boolean> {
   const base = `${BULLMQ_PREFIX}:${queueNameForCatalog(catalog)}`;
@@ -153,67 +134,6 @@ async function queueIdle(): Promise<boolean> {
     redis.zcard(`${base}:delayed`),
   ]);
   return wait + active + prioritized + delayed === 0;
-}
-
-/** Spark launches of a task since `since` (ms), from the local runner's `runs.log` files. */
-async function launches(taskId: string, since: number): Promise<number> {
-  const dir = join(stack.runDir, 'dispatcher');
-  let count = 0;
-  for (const run of await readdir(dir)) {
-    const log = await readFile(join(dir, run, 'runs.log'), 'utf8').catch(() => '');
-    for (const line of log.split('\n').filter((l) => l.trim() !== '')) {
-      const launch = JSON.parse(line) as { taskId?: string; startedAt?: number };
-      if (launch.taskId === taskId && (launch.startedAt ?? 0) >= since) count += 1;
-    }
-  }
-  return count;
-}
-
-/** The snapshot the writer's commit (second step) added to this table. */
-function appendedTo(table: TableId): string {
-  const id = appended.get([...table.namespace, table.name].join('.'));
-  if (id === undefined) throw new Error(`no commit was made to ${table.name}`);
-  return id;
-}
-
-function traceparent(): { header: string; traceId: string } {
-  const traceId = randomBytes(16).toString('hex');
-  return { header: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, traceId };
-}
-
-/** A commit event as a writer's hook would send it, with the writer's trace context. */
-async function commitEvent(table: TableId, snapshotId: string, header?: string): Promise<void> {
-  const envelope = createEnvelope('CommitObserved', tableKey(table), {
-    table,
-    snapshotId,
-    operation: 'append',
-  });
-  await producer.sendRaw(
-    Topics.commits,
-    tableKey(table),
-    serializeEnvelope(envelope),
-    header === undefined ? {} : { traceparent: header },
-  );
-}
-
-/** One Spark commit per table adding a few small files, as a streaming writer does. */
-async function appendFiles(tables: readonly TableId[]): Promise<Record<string, string>> {
-  const env = infraEnv();
-  const output = await runPython(
-    join(import.meta.dirname, 'append_files.py'),
-    [
-      '--catalog-uri',
-      stack.catalogUri,
-      '--catalog-name',
-      catalog,
-      '--files',
-      '4',
-      ...tables.flatMap((t) => ['--table', [...t.namespace, t.name].join('.')]),
-    ],
-    { python: env.python, env: { ICEPACK_SPARK_JARS: env.sparkJars }, timeoutMs: 5 * MINUTE },
-  );
-  const last = output.trim().split('\n').at(-1) ?? '{}';
-  return JSON.parse(last) as Record<string, string>;
 }
 
 beforeAll(async () => {
@@ -325,131 +245,5 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       );
     },
     20 * MINUTE,
-  );
-
-  it(
-    'turns a Spark commit plus a commit event into a task in one trace, and runs it exactly once although the dispatcher is killed mid-run',
-    async () => {
-      const heavy = tableOf(FixtureKey.manySnapshots);
-      const mor = tableOf(FixtureKey.morPositionDeletes);
-      const sorted = tableOf(FixtureKey.sorted);
-      // One Spark session commits to all three tables; only commit events tell Icepack.
-      const snapshots = await appendFiles([heavy, mor, sorted]);
-      for (const [table, id] of Object.entries(snapshots)) appended.set(table, id);
-      const { header, traceId } = traceparent();
-      const t0 = Date.now();
-      await commitEvent(heavy, appendedTo(heavy), header);
-
-      const started = await until(
-        () =>
-          log
-            .forTable(heavy.name)
-            .find(
-              (e) => e.status === 'started' && e.taskType === 'merge' && Date.parse(e.at) >= t0,
-            ),
-        'the commit-triggered merge of snapshot_heavy to start',
-        5 * MINUTE,
-        describeSystem,
-      );
-      // Killed while it follows the Spark run; a new dispatcher must re-attach, not relaunch.
-      await running.get('dispatcher')!.stop('SIGKILL');
-      await start('dispatcher');
-      await until(
-        () => eventAfter(started, 'succeeded'),
-        'the merge to succeed after the dispatcher restart',
-        8 * MINUTE,
-        describeSystem,
-      );
-      const outcomes = log.events
-        .slice(log.events.indexOf(started))
-        .filter((e) => e.taskId === started.taskId && ['succeeded', 'failed'].includes(e.status));
-      expect(outcomes.map((e) => e.status)).toEqual(['succeeded']);
-      // Exactly one Spark run: the local runner records every launch in its run directory.
-      expect(await launches(started.taskId, t0)).toBe(1);
-      // One trace from the writer's commit event to the job: the commit event consumed, the
-      // scan, the plan (and the enqueued task's event), the dispatch that starts the run.
-      const hops = [
-        'metadata-scanner: process icepack.commits',
-        'metadata-scanner: scan table',
-        'planner: process icepack.table-state',
-        'planner: send icepack.task-events',
-        'dispatcher: dispatch merge',
-        'dispatcher: send icepack.task-events',
-      ];
-      const seen = () => new Set(otlp.trace(traceId).map((s) => `${s.service}: ${s.name}`));
-      const complete = await until(
-        () => hops.every((hop) => seen().has(hop)),
-        `every hop in trace ${traceId}`,
-        2 * MINUTE,
-      ).catch(() => false);
-      const eventTraces = log.events
-        .map((e, i) => `${e.status} ${e.taskId}: trace ${String(log.traceIds[i])}`)
-        .filter((line) => line.includes(started.taskId));
-      const dispatcherSpans = otlp.spans
-        .filter((s) => s.service === 'dispatcher')
-        .map((s) => `${s.name} ${s.traceId}`);
-      expect
-        .soft(
-          complete,
-          `spans in trace ${traceId}:\n${[...seen()].join('\n')}\nevents of the task:\n${eventTraces.join('\n')}\ndispatcher spans:\n${dispatcherSpans.slice(-20).join('\n')}`,
-        )
-        .toBe(true);
-      expect(otlp.rejected).toEqual([]);
-      // And it committed once: one snapshot after the writer's, a rewrite.
-      const now = await tableTruth(heavy, { catalogUri: stack.catalogUri });
-      const commit = appendedTo(heavy);
-      const after = now.snapshots.slice(now.snapshots.findIndex((s) => s.snapshotId === commit));
-      expect(
-        after.map((s) => s.operation),
-        JSON.stringify(now.snapshots),
-      ).toEqual(['append', 'replace']);
-    },
-    15 * MINUTE,
-  );
-
-  it(
-    'loses no task through a short Kafka outage',
-    async () => {
-      const mor = tableOf(FixtureKey.morPositionDeletes);
-      const t0 = Date.now();
-      await commitEvent(mor, appendedTo(mor));
-      await stack.script('kafka.sh', 'stop');
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
-      await stack.script('kafka.sh', 'up');
-      await until(
-        () => succeeded(mor.name, 'merge', t0),
-        'the merge of customers_mor after the Kafka outage',
-        10 * MINUTE,
-        describeSystem,
-      );
-    },
-    12 * MINUTE,
-  );
-
-  it(
-    'loses no task through a short Redis outage',
-    async () => {
-      const sorted = tableOf(FixtureKey.sorted);
-      const t0 = Date.now();
-      await commitEvent(sorted, appendedTo(sorted));
-      // The task is planned, so it lives in Redis when Redis goes away.
-      const planned = await until(
-        () =>
-          log.forTable(sorted.name).find((e) => e.status === 'planned' && Date.parse(e.at) >= t0),
-        'a task for sorted_events to be planned',
-        3 * MINUTE,
-        describeSystem,
-      );
-      await stack.script('redis.sh', 'stop');
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
-      await stack.script('redis.sh', 'up');
-      await until(
-        () => eventAfter(planned, 'succeeded'),
-        'the planned task of sorted_events to succeed after the Redis outage',
-        10 * MINUTE,
-        describeSystem,
-      );
-    },
-    12 * MINUTE,
   );
 });

@@ -2,15 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { kubeConfigFor, startFakeKubeApi, type FakeKubeApi } from '@icepack/test/k8s';
 import { BULLMQ_PREFIX, queueNameForCatalog, type Task } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Labels, SPARK_API } from '../runners/spark-application.ts';
 import { StandinOperator } from '../runners/testing/standin-operator.ts';
-import { taskHash } from '../runners/run-key.ts';
 import { dispatchTables, type DispatchTruth } from './testing/dispatch-tables.ts';
 import { mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
@@ -150,44 +148,5 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     expect(await readdir(stateDir)).toHaveLength(1);
     expect(done.after?.dataFiles).toBe(1);
     expect(events.of(task.id).filter((e) => e.status === 'started')).toHaveLength(1);
-  }, 1_200_000);
-
-  it('spark-operator runner: SIGKILL after the SparkApplication exists → re-attach (409), one application, one run', async () => {
-    const custom = kubeConfigFor(kube.url).makeApiClient(CustomObjectsApi);
-    const namespace = `icepack-${catalogName}`;
-    const task = mergeTask(truth('odd-name'), 2);
-    const first = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
-    await enqueue(task);
-    const selector = `${Labels.taskId}=${taskHash(task.id, 32)}`;
-    const listApps = async (): Promise<
-      { metadata: { name: string; annotations?: Record<string, string> } }[]
-    > =>
-      (
-        (await custom.listNamespacedCustomObject({
-          ...SPARK_API,
-          namespace,
-          labelSelector: selector,
-        })) as {
-          items: { metadata: { name: string; annotations?: Record<string, string> } }[];
-        }
-      ).items;
-    await until('the SparkApplication', async () =>
-      (await listApps()).length > 0 ? true : undefined,
-    );
-    await kill(first);
-    const second = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
-    const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
-    await kill(second);
-    expect(done.status).toBe('succeeded');
-    const apps = await listApps();
-    expect(apps).toHaveLength(1);
-    expect(apps[0]?.metadata.annotations?.['icepack.dev/task-id']).toBe(task.id);
-    expect([...operator.launches.values()]).toEqual([1]);
-    // Same outcome as the local runner: fewer files, same rows.
-    const after = await dispatchTables(['odd-name'], tableOptions, { truthOnly: true });
-    expect(truth('odd-name', after).dataFiles.count).toBeLessThan(
-      truth('odd-name').dataFiles.count,
-    );
-    expect(truth('odd-name', after).contentChecksum).toEqual(truth('odd-name').contentChecksum);
   }, 1_200_000);
 });
