@@ -143,6 +143,7 @@ export class TaskWorker {
   async close(force = false): Promise<void> {
     await this.#worker?.close(force);
     await this.#queue.close();
+    await this.#o.quota.close?.();
   }
 
   #jobKey(job: Job): string {

@@ -1,6 +1,7 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskError } from '@icepack/types';
+import { kubeClients } from '../adapters/kube-client.ts';
 import { errorFromExitCode } from './job-result.ts';
 import {
   applicationName,
@@ -69,7 +70,7 @@ export class SparkOperatorRunner implements SparkRunner {
   readonly #pollMs: number;
 
   constructor(options: SparkOperatorRunnerOptions) {
-    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#api = kubeClients(options.kubeConfig).make(CustomObjectsApi);
     this.#pollMs = options.pollMs ?? 2_000;
     this.#app = {
       image: options.image ?? 'ghcr.io/icepack/spark-job:latest',
