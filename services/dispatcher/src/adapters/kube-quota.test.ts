@@ -64,8 +64,8 @@ describe('KubeQuota', () => {
 
   it('follows the quota as applications come and go, without listing it per call', async () => {
     const quota = gate();
-    await quota.room(binding);
-    for (let i = 0; i < 500 && !quota.watching(binding.namespace); i += 1) await sleep(10);
+    // A worker opens the gate before it takes tasks: the watch has synced by then.
+    await quota.open(binding);
     expect(quota.watching(binding.namespace)).toBe(true);
     // From here on every list of the quotas hangs: the answers below come from the watch.
     const lists = api.hold((method, path) => method === 'GET' && path.endsWith('/resourcequotas'));

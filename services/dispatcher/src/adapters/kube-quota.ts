@@ -52,6 +52,8 @@ function roomOf(quotas: readonly V1ResourceQuota[], claimed: QuotaRequest): Quot
 
 /** Retries a failed watch after this long (the cache is not used meanwhile). */
 const REWATCH_MS = 5_000;
+/** `open` waits no longer than this for the first sync: a slow API server delays no start. */
+const OPEN_WAIT_MS = 5_000;
 
 /**
  * A namespace's ResourceQuotas kept current by a watch (client-node informer: list, then
@@ -59,6 +61,8 @@ const REWATCH_MS = 5_000;
  * is broken: then the caller lists them itself.
  */
 class QuotaWatch {
+  /** The first start: resolves once the list is in and the watch runs, or it failed. */
+  readonly started: Promise<void>;
   readonly #informer: Informer<V1ResourceQuota> & ObjectCache<V1ResourceQuota>;
   #synced = false;
   #failed = false;
@@ -76,7 +80,7 @@ class QuotaWatch {
       this.#failed = true;
       this.#scheduleStart();
     });
-    void this.#start();
+    this.started = this.#start();
   }
 
   quotas(): readonly V1ResourceQuota[] | undefined {
@@ -144,13 +148,33 @@ export class KubeQuota implements QuotaGate {
     this.#settleMs = options.settleMs ?? 60_000;
   }
 
-  async #quotas(namespace: string): Promise<readonly V1ResourceQuota[]> {
+  #watch(namespace: string): QuotaWatch {
     let watch = this.#watches.get(namespace);
     if (watch === undefined) {
       watch = new QuotaWatch(this.#kubeConfig, this.#core, namespace);
       this.#watches.set(namespace, watch);
     }
-    return watch.quotas() ?? (await this.#core.listNamespacedResourceQuota({ namespace })).items;
+    return watch;
+  }
+
+  async #quotas(namespace: string): Promise<readonly V1ResourceQuota[]> {
+    return (
+      this.#watch(namespace).quotas() ??
+      (await this.#core.listNamespacedResourceQuota({ namespace })).items
+    );
+  }
+
+  /**
+   * Starts watching the binding's namespace and waits (at most `OPEN_WAIT_MS`) for the
+   * first sync, so that a worker started with a backlog does not list per dispatch.
+   */
+  async open(binding: Binding): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#watch(binding.namespace).started,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, OPEN_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** What this process's live claims in `namespace` hold, but `except`'s. */

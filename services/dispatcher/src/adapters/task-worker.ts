@@ -125,6 +125,7 @@ export class TaskWorker {
   }
 
   async start(): Promise<void> {
+    await this.#o.quota.open?.(this.#o.binding);
     await this.#queue.setGlobalConcurrency(this.#o.binding.slots);
     this.#worker = new Worker(this.queueName, (job, token) => this.#traced(job, token), {
       connection: this.#o.connection,
