@@ -233,13 +233,14 @@ export class TaskWorker {
       return this.#report({ ...run, runId: ended.runId }, ended.end, saved);
     }
 
+    const progress = { started: startedText === String(attempt) };
     let followed: { end: RunEnd; before: HealthFigures | undefined };
     try {
-      followed = await this.#launchAndFollow(run, startedText === String(attempt), saved, log);
+      followed = await this.#launchAndFollow(run, progress, saved, log);
     } catch (error) {
       if (error instanceof DelayedError) throw error; // waiting for quota
       const errors = Number(runnerErrorsText ?? '0') + 1;
-      return this.#runnerError(run, error as Error, errors, saved);
+      return this.#runnerError(run, error as Error, errors, progress.started, saved);
     }
     const record: Ended = { attempt, runId, end: followed.end };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
@@ -248,11 +249,12 @@ export class TaskWorker {
 
   /**
    * Launches the attempt's run — or finds it launched — after the quota check, and follows it
-   * to its end. Throws `DelayedError` when the task must wait for quota.
+   * to its end. Throws `DelayedError` when the task must wait for quota. Sets
+   * `progress.started` once the attempt is recorded as started.
    */
   async #launchAndFollow(
     run: Run,
-    started: boolean,
+    progress: { started: boolean },
     saved: HealthFigures | undefined,
     log: Logger,
   ): Promise<{ end: RunEnd; before: HealthFigures | undefined }> {
@@ -260,7 +262,8 @@ export class TaskWorker {
     const { binding, runner } = this.#o;
     // `started` is recorded before every launch: without it this attempt never launched, and
     // the runner need not be asked (one API call less on the hot path).
-    const launched = started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
+    const launched =
+      progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
     const decision = sizeJob(
       {
@@ -285,12 +288,13 @@ export class TaskWorker {
     }
 
     const before = saved ?? (await this.#figures(task));
-    if (!started) {
+    if (!progress.started) {
       await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
       await this.#o.connection.hset(this.#jobKey(job), {
         [Field.started]: String(attempt),
         ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
       });
+      progress.started = true;
     }
     try {
       const { reattached, ...end } = await runner.run({
@@ -333,12 +337,14 @@ export class TaskWorker {
    * The runner failed to launch or to follow the run (API server unreachable, …): the run's
    * state is unknown and it may still be going. Try the same attempt again after a backoff —
    * it re-attaches to the run, or launches it under the same name — rather than a new
-   * attempt, which would be a second run beside a live one.
+   * attempt, which would be a second run beside a live one. Before the attempt started (the
+   * quota read failed) the task is only put back: `updated`, not `retrying`.
    */
   async #runnerError(
     run: Run,
     cause: Error,
     errors: number,
+    started: boolean,
     before: HealthFigures | undefined,
   ): Promise<never> {
     const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
@@ -347,6 +353,7 @@ export class TaskWorker {
     const delay = this.#o.backoffMs * 2 ** (errors - 1);
     return this.#retryLater(
       run,
+      started ? 'retrying' : 'updated',
       { [Field.runnerErrors]: String(errors) },
       error,
       delay,
@@ -369,6 +376,7 @@ export class TaskWorker {
     const delay = this.#o.backoffMs * 2 ** (attempt - 1);
     return this.#retryLater(
       run,
+      'retrying',
       { [Field.attempt]: String(attempt + 1), [Field.runnerErrors]: '0' },
       error,
       delay,
@@ -378,13 +386,14 @@ export class TaskWorker {
 
   async #retryLater(
     run: Run,
+    status: 'retrying' | 'updated',
     fields: Record<string, string>,
     error: TaskError,
     delayMs: number,
     reason: string,
   ): Promise<never> {
     await this.#o.connection.hset(this.#jobKey(run.job), fields);
-    await this.#event(run.task, 'retrying', {
+    await this.#event(run.task, status, {
       attempt: run.attempt,
       runId: run.runId,
       error,
