@@ -12,6 +12,7 @@ import {
   retryUntil,
   runService,
   startTelemetry,
+  telemetryOptions,
 } from '@icepack/runtime';
 import { BindingRegistry } from './adapters/binding-registry.ts';
 import { createCatalogWorker } from './adapters/create-catalog-worker.ts';
@@ -21,11 +22,7 @@ import { configSchema } from './config.ts';
 runService(
   async (lifecycle) => {
     const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
+    const telemetry = startTelemetry(telemetryOptions(config));
     lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
     const logger = createLogger({
       service: config.ICEPACK_SERVICE_NAME,

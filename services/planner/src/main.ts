@@ -13,6 +13,7 @@ import {
   retryUntil,
   runService,
   startTelemetry,
+  telemetryOptions,
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
@@ -42,11 +43,7 @@ function scoreOptions(config: Config): ScoreOptions {
 runService(
   async (lifecycle) => {
     const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
+    const telemetry = startTelemetry(telemetryOptions(config));
     lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
     const logger = createLogger({
       service: config.ICEPACK_SERVICE_NAME,

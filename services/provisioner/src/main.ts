@@ -14,6 +14,7 @@ import {
   retryUntil,
   runService,
   startTelemetry,
+  telemetryOptions,
 } from '@icepack/runtime';
 import { catalogProbe } from './adapters/catalog-probe.ts';
 import type { ClusterPort } from './adapters/cluster-port.ts';
@@ -44,11 +45,7 @@ function clusterFor(config: Config): ClusterPort {
 runService(
   async (lifecycle) => {
     const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
+    const telemetry = startTelemetry(telemetryOptions(config));
     lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
     const logger = createLogger({
       service: config.ICEPACK_SERVICE_NAME,

@@ -1,3 +1,5 @@
 // Test helpers, imported as `@icepack/runtime/testing`; not for production code.
 export { ServiceProcess } from './service-process.ts';
 export type { ReadyzResponse, ServiceProcessOptions } from './service-process.ts';
+export { parsePrometheusText, sumSamples } from './prometheus-text.ts';
+export type { PrometheusSample } from './prometheus-text.ts';
