@@ -18,6 +18,8 @@ import {
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
 import { Planner } from './adapters/planner.ts';
+import { PlannerMetrics } from './adapters/planner-metrics.ts';
+import { QueueDepth } from './adapters/queue-depth.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
@@ -102,6 +104,7 @@ runService(
         ensureTopics(kafka, [
           { ...TopicSpecs.tableState, name: config.ICEPACK_PLANNER_TABLE_STATE_TOPIC },
           { ...TopicSpecs.taskEvents, name: config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC },
+          { ...TopicSpecs.dlq, name: config.ICEPACK_PLANNER_DLQ_TOPIC },
         ]),
       { ...retry, what: 'create the Kafka topics' },
     );
@@ -110,9 +113,10 @@ runService(
       groupId: config.ICEPACK_PLANNER_GROUP_ID,
       topics: [config.ICEPACK_PLANNER_TABLE_STATE_TOPIC],
       producer,
+      dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
       partitionsConsumedConcurrently: config.ICEPACK_PLANNER_CONCURRENCY,
-      ...tableStateHandlers(planner),
+      ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());
     await consumer.start();
@@ -127,6 +131,18 @@ runService(
     });
     aging.start();
     lifecycle.onShutdown('aging pass', () => aging.stop());
+    // Measuring the queues costs Redis calls: only when someone reads the gauge.
+    if (telemetry.metricsEnabled) {
+      const depth = new QueueDepth({
+        queue,
+        catalogs: () => states.catalogs(),
+        meter: telemetry.meter,
+        logger,
+        intervalMs: config.ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL,
+      });
+      depth.start();
+      lifecycle.onShutdown('queue depth', () => depth.stop());
+    }
     logger.info('planner ready for work');
   },
   { service: 'planner' },

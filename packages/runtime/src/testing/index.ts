@@ -3,3 +3,5 @@ export { ServiceProcess } from './service-process.ts';
 export type { ReadyzResponse, ServiceProcessOptions } from './service-process.ts';
 export { parsePrometheusText, sumSamples } from './prometheus-text.ts';
 export type { PrometheusSample } from './prometheus-text.ts';
+export { InMemoryMetrics } from './in-memory-metrics.ts';
+export type { MetricTotal } from './in-memory-metrics.ts';
