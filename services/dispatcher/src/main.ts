@@ -16,6 +16,7 @@ import {
 } from '@icepack/runtime';
 import { BindingRegistry } from './adapters/binding-registry.ts';
 import { createCatalogWorker } from './adapters/create-catalog-worker.ts';
+import { DispatchMetrics } from './adapters/dispatch-metrics.ts';
 import { KafkaDispatchSink } from './adapters/task-events.ts';
 import { configSchema } from './config.ts';
 
@@ -61,6 +62,7 @@ runService(
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
 
     // One worker per bound catalog, from the compacted catalogs and bindings topics.
+    const metrics = new DispatchMetrics(telemetry.meter);
     const registry = new BindingRegistry({
       logger,
       ...(config.ICEPACK_DISPATCHER_CATALOGS === undefined
@@ -68,6 +70,7 @@ runService(
         : { catalogs: config.ICEPACK_DISPATCHER_CATALOGS }),
       create: (binding, catalog) =>
         createCatalogWorker(binding, catalog, {
+          metrics,
           redis: redis.redis,
           sink: new KafkaDispatchSink(producer),
           logger,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createLogger, deleteTopics, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
-import { ServiceProcess } from '@icepack/runtime/testing';
+import { ServiceProcess, waitUntil } from '@icepack/runtime/testing';
 import { BULLMQ_PREFIX, queueNameForCatalog, sampleTableId, tableKey } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -26,14 +26,8 @@ let kafka: KafkaClient;
 let producer: EnvelopeProducer;
 let planner: ServiceProcess;
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${planner.describe()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const until = (what: string, check: () => Promise<boolean>, timeoutMs?: number) =>
+  waitUntil(what, check, { timeoutMs, context: () => planner.describe() });
 
 beforeAll(async () => {
   kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: `pm-${suffix}`, logger });

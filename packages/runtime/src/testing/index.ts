@@ -5,3 +5,5 @@ export { parsePrometheusText, sumSamples } from './prometheus-text.ts';
 export type { PrometheusSample } from './prometheus-text.ts';
 export { InMemoryMetrics } from './in-memory-metrics.ts';
 export type { MetricTotal } from './in-memory-metrics.ts';
+export { waitUntil } from './wait-until.ts';
+export type { WaitUntilOptions } from './wait-until.ts';

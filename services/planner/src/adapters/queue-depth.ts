@@ -28,8 +28,9 @@ type Depth = Readonly<Record<QueueState, number>>;
 /**
  * `icepack.planner.queue.tasks{catalog, state}`: tasks in each catalog's queue. Measured on
  * an interval — one small Lua script per catalog, sent together — and the gauge reports the
- * last measurement, so scrapes cost nothing and hundreds of catalogs stay cheap. A failed
- * measurement clears the figures rather than repeat stale ones.
+ * last measurement, so scrapes cost nothing and hundreds of catalogs stay cheap. While Redis
+ * cannot be reached the last figures stay (the SDK keeps a series' last value anyway); the
+ * planner's `/readyz` names `redis` meanwhile.
  */
 export class QueueDepth {
   readonly #o: Required<QueueDepthOptions>;
@@ -84,7 +85,6 @@ export class QueueDepth {
       this.#depth = new Map(depths);
       this.#failing = false;
     } catch (error) {
-      this.#depth = new Map();
       // Redis down is reported by /readyz; say it here once per outage, not every interval.
       if (!this.#failing) this.#o.logger.warn({ err: error }, 'queue depth not measured');
       this.#failing = true;
