@@ -85,6 +85,7 @@ runService(
       logger,
       reconcileIntervalMs: config.ICEPACK_RECONCILE_INTERVAL,
       drainTimeoutMs: config.ICEPACK_DRAIN_TIMEOUT,
+      meter: telemetry.meter,
       ...(bootstrap === undefined ? {} : { bootstrap }),
     });
     lifecycle.onShutdown('reconcile loop', () => provisioner.stop());
