@@ -28,7 +28,12 @@ export {
   type RetryOptions,
   type ResolvedRetry,
 } from './catalog/retry-policy.ts';
-export { NAMESPACE_SEPARATOR, encodeNamespace, namespaceParam } from './catalog/namespace-path.ts';
+export {
+  NAMESPACE_SEPARATOR,
+  encodeNamespace,
+  namespaceParam,
+  separatorFromConfig,
+} from './catalog/namespace-path.ts';
 
 export {
   SnapshotOperation,
