@@ -244,4 +244,43 @@ describe('metadata-scanner against the real catalog, Kafka and Redis', () => {
     );
     expect(tombstone.key).toBe(tableKey(table));
   });
+
+  it('after a restart, continues from the states stored in Redis: unchanged tables are not re-published', async () => {
+    const remaining = all.filter((table) => table !== nested[5]); // dropped by the test above
+    await states.waitFor(
+      () => remaining.every((t) => stateOf(t).length > 0),
+      'a state for every table',
+    );
+    const publishedBefore = new Map(remaining.map((t) => [tableKey(t), stateOf(t).length]));
+    await scanner.stop('SIGTERM');
+    // A new process: its in-memory states and ETags are gone; only Redis remembers.
+    scanner = await startScanner(
+      scannerEnv(infra, names, {
+        bootstrap: {
+          catalogs: [{ name: catalog, type: 'rest', uri: infra.catalogUri }],
+          bindings: [catalog],
+        },
+        extra: { ICEPACK_SCANNER_DISCOVERY_INTERVAL: '1h', ICEPACK_SCANNER_DEBOUNCE: '2s' },
+      }),
+    );
+    for (const table of remaining) {
+      await producer.publish(names.scanRequests, 'ScanTable', tableKey(table), {
+        table,
+        reason: 'manual',
+        requestedAt: new Date().toISOString(),
+      });
+    }
+    await until(
+      async () =>
+        (await metricValue(scanner, 'icepack_scanner_tables_skipped_total', {
+          catalog,
+          reason: 'unchanged',
+        })) >= remaining.length,
+      'every re-scan to be skipped as unchanged',
+    );
+    expect(await metricValue(scanner, 'icepack_scanner_tables_scanned_total', { catalog })).toBe(0);
+    for (const table of remaining) {
+      expect(stateOf(table), tableKey(table)).toHaveLength(publishedBefore.get(tableKey(table))!);
+    }
+  });
 });
