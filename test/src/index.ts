@@ -8,3 +8,4 @@ export { groundTruthSchema, tableTruthSchema } from './fixtures/ground-truth.ts'
 export type { GroundTruth, TableTruth } from './fixtures/ground-truth.ts';
 export { FixtureKey, FixtureScale } from './fixtures/fixture-keys.ts';
 export { FixtureScriptError } from './fixtures/run-python.ts';
+export { sparkSql } from './fixtures/spark-sql.ts';
