@@ -26,6 +26,8 @@ export { Lifecycle } from './lifecycle/lifecycle.ts';
 export type { LifecycleOptions, ShutdownOutcome } from './lifecycle/lifecycle.ts';
 export { runService } from './lifecycle/run-service.ts';
 export type { RunServiceOptions } from './lifecycle/run-service.ts';
+export { openServiceCore } from './lifecycle/service-core.ts';
+export type { ServiceCore, ServiceCoreOptions } from './lifecycle/service-core.ts';
 
 // Retry
 export { backoffDelay, sleep } from './retry/backoff.ts';

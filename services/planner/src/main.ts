@@ -1,19 +1,11 @@
 // Composition root of the planner: config → telemetry → logger → clients → HTTP → start → drain.
 import {
-  createHttpServer,
-  createLogger,
-  createRedisConnection,
-  EnvelopeConsumer,
-  EnvelopeProducer,
   ensureTopics,
-  KafkaClient,
-  loadConfig,
-  redactConfig,
+  EnvelopeConsumer,
+  openServiceCore,
   requireBearerToken,
   retryUntil,
   runService,
-  startTelemetry,
-  telemetryOptions,
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
@@ -44,39 +36,10 @@ function scoreOptions(config: Config): ScoreOptions {
 
 runService(
   async (lifecycle) => {
-    const config = loadConfig(configSchema);
-    const telemetry = startTelemetry(telemetryOptions(config));
-    lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
-    const logger = createLogger({
-      service: config.ICEPACK_SERVICE_NAME,
-      level: config.ICEPACK_LOG_LEVEL,
-    });
-    lifecycle.configure({ logger, timeoutMs: config.ICEPACK_SHUTDOWN_TIMEOUT });
-    logger.info({ config: redactConfig(config) }, 'starting');
+    const core = openServiceCore(lifecycle, configSchema, { redisRole: 'producer' });
+    const { config, telemetry, logger, kafka, redis, producer, retry } = core;
 
-    // Clients. None of them needs its dependency up to be created: they connect and
-    // reconnect on their own while /readyz reports what is missing.
-    const kafka = new KafkaClient({
-      brokers: config.ICEPACK_KAFKA_BROKERS,
-      clientId: config.ICEPACK_KAFKA_CLIENT_ID ?? config.ICEPACK_SERVICE_NAME,
-      logger,
-    });
-    lifecycle.onShutdown('kafka client', () => kafka.close());
-    const redis = createRedisConnection(config.ICEPACK_REDIS_URL, { role: 'producer', logger });
-    lifecycle.onShutdown('redis', () => redis.close());
-    const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
-    lifecycle.onShutdown('kafka producer', () => producer.disconnect());
-
-    const http = createHttpServer({
-      port: config.ICEPACK_HTTP_PORT,
-      host: config.ICEPACK_HTTP_HOST,
-      logger,
-      readiness: [
-        { name: 'kafka', check: () => kafka.health() },
-        { name: 'redis', check: () => redis.health() },
-      ],
-      metrics: telemetry.metricsEndpoint,
-    });
+    const http = core.httpServer();
     // Everything under /v1 needs the token; health and metrics stay open for probes.
     http.app.use('/v1', requireBearerToken(config.ICEPACK_API_TOKEN));
 
@@ -94,10 +57,8 @@ runService(
       catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
     });
     http.app.use('/v1', plannerRouter({ planner, queue, token: config.ICEPACK_API_TOKEN }));
-    await http.listen();
-    lifecycle.onShutdown('http server', () => http.close());
+    await core.listen(http);
 
-    const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
     await retryUntil(
       () =>
