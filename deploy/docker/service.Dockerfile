@@ -31,8 +31,10 @@ RUN test -n "${SERVICE}" || { echo "--build-arg SERVICE=<provisioner|metadata-sc
 WORKDIR /app
 COPY --from=manifests /src/ ./
 # Production dependencies of the service and of the workspace packages it uses (the `...`).
+# --filter-prod, not --filter: the latter also follows devDependencies between workspace
+# packages (@icepack/iceberg → @icepack/test) and installs their production dependencies.
 RUN --mount=type=cache,id=icepack-pnpm-store,target=/pnpm-store \
-    pnpm install --prod --frozen-lockfile --store-dir=/pnpm-store --filter "@icepack/${SERVICE}..."
+    pnpm install --prod --frozen-lockfile --store-dir=/pnpm-store --filter-prod "@icepack/${SERVICE}..."
 
 FROM ${NODE_IMAGE} AS service
 ARG SERVICE
