@@ -8,11 +8,10 @@ import {
   ManifestCache,
   clearCompiledReaders,
   decodeManifest,
-  encodeManifest,
   readManifestEntries,
   type ManifestFile,
-  type TestEntry,
 } from '@icepack/iceberg';
+import { encodeManifest, type TestEntry } from '@icepack/iceberg/testing';
 import { heapUsed, machine, mib } from './machine.ts';
 
 const perManifest = Number(process.argv[2] ?? 5000);

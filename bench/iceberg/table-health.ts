@@ -8,12 +8,11 @@ import {
   LocalFileIO,
   ManifestCache,
   RestCatalog,
-  TestTableWriter,
   clearCompiledReaders,
   computeTableState,
   loadTableFromMetadataFile,
-  type TestEntry,
 } from '@icepack/iceberg';
+import { TestTableWriter, type TestEntry } from '@icepack/iceberg/testing';
 import type { TableId, TableState } from '@icepack/types';
 import { machine } from './machine.ts';
 

@@ -31,10 +31,12 @@ RUN test -n "${SERVICE}" || { echo "--build-arg SERVICE=<provisioner|metadata-sc
 WORKDIR /app
 COPY --from=manifests /src/ ./
 # Production dependencies of the service and of the workspace packages it uses (the `...`).
+# --filter-prod, not --filter: the latter also follows devDependencies between workspace
+# packages (@icepack/iceberg → @icepack/test) and installs their production dependencies.
 RUN --mount=type=cache,id=icepack-pnpm-store,target=/pnpm-store \
-    pnpm install --prod --frozen-lockfile --store-dir=/pnpm-store --filter "@icepack/${SERVICE}..."
+    pnpm install --prod --frozen-lockfile --store-dir=/pnpm-store --filter-prod "@icepack/${SERVICE}..."
 
-FROM ${NODE_IMAGE} AS runtime
+FROM ${NODE_IMAGE} AS service
 ARG SERVICE
 ENV NODE_ENV=production \
     ICEPACK_HTTP_PORT=8080
@@ -60,8 +62,8 @@ CMD ["node", "src/main.ts"]
 FROM ${SPARK_IMAGE} AS dispatcher-local
 ARG ICEBERG_VERSION=1.10.1
 USER 0
-COPY --from=runtime /usr/local/bin/node /usr/local/bin/node
-COPY --from=runtime /app/ /app/
+COPY --from=service /usr/local/bin/node /usr/local/bin/node
+COPY --from=service /app/ /app/
 ADD --chmod=644 --checksum=sha256:2192a0881ed0f5773b5a83a8820d2b0b2069beec203028643a1c338551007f09 \
   https://repo1.maven.org/maven2/org/apache/iceberg/iceberg-spark-runtime-4.0_2.13/${ICEBERG_VERSION}/iceberg-spark-runtime-4.0_2.13-${ICEBERG_VERSION}.jar \
   /opt/spark/jars/
@@ -85,3 +87,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.ICEPACK_HTTP_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "src/main.ts"]
+
+# The service image is the last stage because a build without --target produces the last
+# stage: `--build-arg SERVICE=planner` alone must give the planner, not dispatcher-local.
+FROM service AS runtime

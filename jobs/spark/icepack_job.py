@@ -270,8 +270,13 @@ def load_task(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def java_chain(error: BaseException) -> list[tuple[str, str]]:
-    """(class, message) of a Py4JJavaError's Java exception and its causes."""
-    java = getattr(error, "java_exception", None)
+    """(class, message) of the Java exception behind a Python error, and its causes.
+
+    A raw Py4JJavaError carries it as `java_exception`; PySpark converts the Java exceptions it
+    knows (AnalysisException and its subclasses, such as NoSuchTableException) into its own
+    CapturedException subclasses, which keep the Java throwable as `_origin`.
+    """
+    java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     chain: list[tuple[str, str]] = []
     seen = 0
     while java is not None and seen < 20:

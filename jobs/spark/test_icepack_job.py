@@ -100,6 +100,46 @@ class ClassifyTest(unittest.TestCase):
             self.assertEqual(job.classify(chain), kind, chain)
 
 
+class _JavaThrowable:
+    """Stands for a py4j JavaObject of a Java exception: getClass().getName(), getMessage(), getCause()."""
+
+    def __init__(self, name: str, message: str, cause: "_JavaThrowable | None" = None):
+        self._name, self._message, self._cause = name, message, cause
+
+    def getClass(self):  # noqa: N802 — the Java method's name
+        return type("JavaClass", (), {"getName": lambda _self: self._name})()
+
+    def getMessage(self):  # noqa: N802
+        return self._message
+
+    def getCause(self):  # noqa: N802
+        return self._cause
+
+
+class JavaChainTest(unittest.TestCase):
+    def test_reads_a_raw_py4j_error(self):
+        error = Exception("py4j")
+        error.java_exception = _JavaThrowable(
+            "org.apache.spark.SparkException", "job aborted", _JavaThrowable("java.net.ConnectException", "refused")
+        )
+        self.assertEqual(
+            job.java_chain(error),
+            [("org.apache.spark.SparkException", "job aborted"), ("java.net.ConnectException", "refused")],
+        )
+
+    def test_reads_the_origin_of_an_exception_pyspark_converted(self):
+        # PySpark 4 turns Spark's NoSuchTableException into its own AnalysisException, keeping
+        # the Java throwable as _origin: a missing table must still classify as table-not-found.
+        error = Exception("[TABLE_OR_VIEW_NOT_FOUND] The table cannot be found")
+        error._origin = _JavaThrowable(
+            "org.apache.spark.sql.catalyst.analysis.NoSuchTableException", "The table cannot be found"
+        )
+        self.assertEqual(job.classify(job.java_chain(error)), "table-not-found")
+
+    def test_a_python_error_has_no_chain(self):
+        self.assertEqual(job.java_chain(ValueError("x")), [])
+
+
 class MainTest(unittest.TestCase):
     def test_bad_input_prints_one_result_line_and_exits_2(self):
         out = io.StringIO()

@@ -8,3 +8,6 @@ export { groundTruthSchema, tableTruthSchema } from './fixtures/ground-truth.ts'
 export type { GroundTruth, TableTruth } from './fixtures/ground-truth.ts';
 export { FixtureKey, FixtureScale } from './fixtures/fixture-keys.ts';
 export { FixtureScriptError } from './fixtures/run-python.ts';
+export { sparkSql } from './fixtures/spark-sql.ts';
+export { describeServiceProcess } from './services/service-process-contract.ts';
+export type { ServiceProcessContractOptions } from './services/service-process-contract.ts';

@@ -28,7 +28,12 @@ export {
   type RetryOptions,
   type ResolvedRetry,
 } from './catalog/retry-policy.ts';
-export { NAMESPACE_SEPARATOR, encodeNamespace, namespaceParam } from './catalog/namespace-path.ts';
+export {
+  NAMESPACE_SEPARATOR,
+  encodeNamespace,
+  namespaceParam,
+  separatorFromConfig,
+} from './catalog/namespace-path.ts';
 
 export {
   SnapshotOperation,
@@ -110,21 +115,3 @@ export {
 export { SIZE_HISTOGRAM_BOUNDS } from './health/size-histogram.ts';
 export { renderPartitionValue } from './health/partition-text.ts';
 export { clearCompiledReaders } from './manifest/schema-projection.ts';
-
-// Writers of real Iceberg Avro files and table layouts, for tests and benchmarks.
-export { encodeAvroContainer, type AvroContainerOptions } from './testing/avro-writer.ts';
-export {
-  encodeManifest,
-  encodeManifestList,
-  manifestEntrySchema,
-  manifestListSchema,
-  type TestEntry,
-  type TestManifest,
-  type TestManifestListEntry,
-  type TestPartitionField,
-} from './testing/manifest-writer.ts';
-export {
-  TestTableWriter,
-  type TestTableOptions,
-  type TestCommit,
-} from './testing/test-table-writer.ts';

@@ -1,5 +1,5 @@
 // Config
-export { baseConfigSchema, LogLevel } from './config/base-config.ts';
+export { baseConfigSchema, LogLevel, OtlpExporterChoice } from './config/base-config.ts';
 export type { BaseConfig } from './config/base-config.ts';
 export { ConfigError } from './config/config-error.ts';
 export { duration, DurationParseError, parseDuration } from './config/duration.ts';
@@ -26,6 +26,8 @@ export { Lifecycle } from './lifecycle/lifecycle.ts';
 export type { LifecycleOptions, ShutdownOutcome } from './lifecycle/lifecycle.ts';
 export { runService } from './lifecycle/run-service.ts';
 export type { RunServiceOptions } from './lifecycle/run-service.ts';
+export { openServiceCore } from './lifecycle/service-core.ts';
+export type { ServiceCore, ServiceCoreOptions } from './lifecycle/service-core.ts';
 
 // Retry
 export { backoffDelay, sleep } from './retry/backoff.ts';
@@ -36,7 +38,7 @@ export { KafkaClient } from './kafka/kafka-client.ts';
 export type { KafkaClientOptions } from './kafka/kafka-client.ts';
 export { EnvelopeProducer } from './kafka/envelope-producer.ts';
 export type { EnvelopeProducerOptions } from './kafka/envelope-producer.ts';
-export { EnvelopeConsumer, MessageOutcome } from './kafka/envelope-consumer.ts';
+export { DlqReason, EnvelopeConsumer, MessageOutcome } from './kafka/envelope-consumer.ts';
 export type {
   EnvelopeConsumerOptions,
   MessageContext,
@@ -54,6 +56,7 @@ export type { TraceCarrier } from './telemetry/trace-context.ts';
 export { inSpan } from './telemetry/in-span.ts';
 export type { InSpanOptions } from './telemetry/in-span.ts';
 export { startTelemetry } from './telemetry/start-telemetry.ts';
+export { telemetryOptions } from './telemetry/telemetry-config.ts';
 export type {
   PrometheusOptions,
   Telemetry,

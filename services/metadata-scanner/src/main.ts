@@ -1,18 +1,12 @@
 // Composition root of the metadata-scanner: config → telemetry → logger → clients → HTTP → start → drain.
 import { ManifestCache } from '@icepack/iceberg';
 import {
-  createHttpServer,
-  createLogger,
   createRedisConnection,
-  EnvelopeConsumer,
-  EnvelopeProducer,
   ensureTopics,
-  KafkaClient,
-  loadConfig,
-  redactConfig,
+  EnvelopeConsumer,
+  openServiceCore,
   retryUntil,
   runService,
-  startTelemetry,
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { loadBootstrap } from './adapters/bootstrap-source.ts';
@@ -35,19 +29,8 @@ import { KeyedSemaphore } from './domain/keyed-semaphore.ts';
 
 runService(
   async (lifecycle) => {
-    const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
-    lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
-    const logger = createLogger({
-      service: config.ICEPACK_SERVICE_NAME,
-      level: config.ICEPACK_LOG_LEVEL,
-    });
-    lifecycle.configure({ logger, timeoutMs: config.ICEPACK_SHUTDOWN_TIMEOUT });
-    logger.info({ config: redactConfig(config) }, 'starting');
+    const core = openServiceCore(lifecycle, configSchema, { redisRole: 'producer' });
+    const { config, telemetry, logger, kafka, redis, producer, retry } = core;
 
     // A bad bootstrap document is a configuration error: fail now, naming the field.
     const registry = new CatalogRegistry();
@@ -61,16 +44,6 @@ runService(
       );
     }
 
-    // Clients. None of them needs its dependency up to be created: they connect and
-    // reconnect on their own while /readyz reports what is missing.
-    const kafka = new KafkaClient({
-      brokers: config.ICEPACK_KAFKA_BROKERS,
-      clientId: config.ICEPACK_KAFKA_CLIENT_ID ?? config.ICEPACK_SERVICE_NAME,
-      logger,
-    });
-    lifecycle.onShutdown('kafka client', () => kafka.close());
-    const redis = createRedisConnection(config.ICEPACK_REDIS_URL, { role: 'producer', logger });
-    lifecycle.onShutdown('redis', () => redis.close());
     const debounceWorkerRedis = createRedisConnection(config.ICEPACK_REDIS_URL, {
       role: 'worker',
       logger,
@@ -83,8 +56,6 @@ runService(
       connectionName: 'icepack-scanner-discovery',
     });
     lifecycle.onShutdown('redis (discovery worker)', () => discoveryWorkerRedis.close());
-    const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
-    lifecycle.onShutdown('kafka producer', () => producer.disconnect());
 
     const batch = new ScanRequestBatchPublisher(kafka);
     lifecycle.onShutdown('kafka batch producer', () => batch.disconnect());
@@ -113,21 +84,9 @@ runService(
       dlq: config.ICEPACK_SCANNER_DLQ_TOPIC,
     };
 
-    const http = createHttpServer({
-      port: config.ICEPACK_HTTP_PORT,
-      host: config.ICEPACK_HTTP_HOST,
-      logger,
-      readiness: [
-        { name: 'kafka', check: () => kafka.health() },
-        { name: 'redis', check: () => redis.health() },
-        { name: 'catalogs', check: () => health.report() },
-      ],
-      metrics: telemetry.metricsEndpoint,
-    });
-    await http.listen();
-    lifecycle.onShutdown('http server', () => http.close());
+    const http = core.httpServer([{ name: 'catalogs', check: () => health.report() }]);
+    await core.listen(http);
 
-    const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
     await retryUntil(() => batch.connect(), { ...retry, what: 'connect the Kafka producer' });
     await retryUntil(

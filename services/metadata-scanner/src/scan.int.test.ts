@@ -77,6 +77,21 @@ async function metadataLocation(table: TableId): Promise<string> {
   return ((await response.json()) as { 'metadata-location': string })['metadata-location'];
 }
 
+/** A scanner bound to the local catalog; discovery only at start (interval an hour). */
+const startLocalScanner = (): Promise<ServiceProcess> =>
+  startScanner(
+    scannerEnv(infra, names, {
+      bootstrap: {
+        catalogs: [{ name: catalog, type: 'rest', uri: infra.catalogUri }],
+        bindings: [catalog],
+      },
+      extra: { ICEPACK_SCANNER_DISCOVERY_INTERVAL: '1h', ICEPACK_SCANNER_DEBOUNCE: '2s' },
+    }),
+  );
+
+const skippedUnchanged = (): Promise<number> =>
+  metricValue(scanner, 'icepack_scanner_tables_skipped_total', { catalog, reason: 'unchanged' });
+
 const stateOf = (table: TableId, location?: string) =>
   states
     .byKey(tableKey(table))
@@ -90,15 +105,7 @@ beforeAll(async () => {
     await createTable(infra.catalogUri, table.namespace, table.name);
   }
   ({ producer, close: closeProducer } = await testProducer(infra));
-  scanner = await startScanner(
-    scannerEnv(infra, names, {
-      bootstrap: {
-        catalogs: [{ name: catalog, type: 'rest', uri: infra.catalogUri }],
-        bindings: [catalog],
-      },
-      extra: { ICEPACK_SCANNER_DISCOVERY_INTERVAL: '1h', ICEPACK_SCANNER_DEBOUNCE: '2s' },
-    }),
-  );
+  scanner = await startLocalScanner();
   states = await TopicReader.start(infra.kafkaBrokers, names.tableState);
   scans = await TopicReader.start(infra.kafkaBrokers, names.scanRequests);
   dlq = await TopicReader.start(infra.kafkaBrokers, names.dlq);
@@ -134,10 +141,7 @@ describe('metadata-scanner against the real catalog, Kafka and Redis', () => {
   it('does not re-read or re-publish a table whose metadata did not change', async () => {
     const table = nested[0]!;
     await states.waitFor(() => stateOf(table).length > 0, 'first state');
-    const skippedBefore = await metricValue(scanner, 'icepack_scanner_tables_skipped_total', {
-      catalog,
-      reason: 'unchanged',
-    });
+    const skippedBefore = await skippedUnchanged();
     const published = stateOf(table).length;
     await producer.publish(names.scanRequests, 'ScanTable', tableKey(table), {
       table,
@@ -145,11 +149,7 @@ describe('metadata-scanner against the real catalog, Kafka and Redis', () => {
       requestedAt: new Date().toISOString(),
     });
     await until(
-      async () =>
-        (await metricValue(scanner, 'icepack_scanner_tables_skipped_total', {
-          catalog,
-          reason: 'unchanged',
-        })) > skippedBefore,
+      async () => (await skippedUnchanged()) > skippedBefore,
       'the manual scan to be skipped',
     );
     expect(stateOf(table)).toHaveLength(published);
@@ -243,5 +243,32 @@ describe('metadata-scanner against the real catalog, Kafka and Redis', () => {
       'a tombstone',
     );
     expect(tombstone.key).toBe(tableKey(table));
+  });
+
+  it('after a restart, continues from the states stored in Redis: unchanged tables are not re-published', async () => {
+    const remaining = all.filter((table) => table !== nested[5]); // dropped by the test above
+    await states.waitFor(
+      () => remaining.every((t) => stateOf(t).length > 0),
+      'a state for every table',
+    );
+    const publishedBefore = new Map(remaining.map((t) => [tableKey(t), stateOf(t).length]));
+    await scanner.stop('SIGTERM');
+    // A new process: its in-memory states and ETags are gone; only Redis remembers.
+    scanner = await startLocalScanner();
+    for (const table of remaining) {
+      await producer.publish(names.scanRequests, 'ScanTable', tableKey(table), {
+        table,
+        reason: 'manual',
+        requestedAt: new Date().toISOString(),
+      });
+    }
+    await until(
+      async () => (await skippedUnchanged()) >= remaining.length,
+      'every re-scan to be skipped as unchanged',
+    );
+    expect(await metricValue(scanner, 'icepack_scanner_tables_scanned_total', { catalog })).toBe(0);
+    for (const table of remaining) {
+      expect(stateOf(table), tableKey(table)).toHaveLength(publishedBefore.get(tableKey(table))!);
+    }
   });
 });

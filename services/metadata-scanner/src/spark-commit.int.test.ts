@@ -1,6 +1,6 @@
 import type { EnvelopeProducer } from '@icepack/runtime';
 import type { ServiceProcess } from '@icepack/runtime/testing';
-import { tableTruth } from '@icepack/test';
+import { sparkSql, tableTruth } from '@icepack/test';
 import { tableKey, type TableId, type TableState } from '@icepack/types';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dropNamespaceTree } from './testing/rest-tables.ts';
@@ -11,7 +11,6 @@ import {
   testNames,
   testProducer,
 } from './testing/scanner-harness.ts';
-import { sparkSql } from './testing/spark-sql.ts';
 import { TopicReader } from './testing/topic-reader.ts';
 
 // A real Spark commit, then its commit event: the published TableState carries the new

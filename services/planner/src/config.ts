@@ -28,11 +28,15 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_GROUP_ID: z.string().min(1).default('icepack-planner'),
   ICEPACK_PLANNER_TABLE_STATE_TOPIC: z.string().min(1).default(Topics.tableState),
   ICEPACK_PLANNER_TASK_EVENTS_TOPIC: z.string().min(1).default(Topics.taskEvents),
+  /** Where table states that cannot be handled go (tests keep theirs apart). */
+  ICEPACK_PLANNER_DLQ_TOPIC: z.string().min(1).default(Topics.dlq),
   /** Partitions of the table-state topic handled at once (order per table is kept). */
   ICEPACK_PLANNER_CONCURRENCY: step(3),
   ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
   /** Time between aging passes (cluster-wide; one replica does each). */
   ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),
+  /** Time between measurements of the queue-depth gauge (only while metrics are exported). */
+  ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL: duration().default(15_000),
   /** Waiting time per aging step, and points per step. */
   ICEPACK_PLANNER_AGING_STEP: duration().default(DEFAULT_SCORE_OPTIONS.agingStepMs),
   ICEPACK_PLANNER_AGING_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.agingStepPoints),

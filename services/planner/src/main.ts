@@ -1,22 +1,17 @@
 // Composition root of the planner: config → telemetry → logger → clients → HTTP → start → drain.
 import {
-  createHttpServer,
-  createLogger,
-  createRedisConnection,
-  EnvelopeConsumer,
-  EnvelopeProducer,
   ensureTopics,
-  KafkaClient,
-  loadConfig,
-  redactConfig,
+  EnvelopeConsumer,
+  openServiceCore,
   requireBearerToken,
   retryUntil,
   runService,
-  startTelemetry,
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
 import { Planner } from './adapters/planner.ts';
+import { PlannerMetrics } from './adapters/planner-metrics.ts';
+import { QueueDepth } from './adapters/queue-depth.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
@@ -41,43 +36,10 @@ function scoreOptions(config: Config): ScoreOptions {
 
 runService(
   async (lifecycle) => {
-    const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
-    lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
-    const logger = createLogger({
-      service: config.ICEPACK_SERVICE_NAME,
-      level: config.ICEPACK_LOG_LEVEL,
-    });
-    lifecycle.configure({ logger, timeoutMs: config.ICEPACK_SHUTDOWN_TIMEOUT });
-    logger.info({ config: redactConfig(config) }, 'starting');
+    const core = openServiceCore(lifecycle, configSchema, { redisRole: 'producer' });
+    const { config, telemetry, logger, kafka, redis, producer, retry } = core;
 
-    // Clients. None of them needs its dependency up to be created: they connect and
-    // reconnect on their own while /readyz reports what is missing.
-    const kafka = new KafkaClient({
-      brokers: config.ICEPACK_KAFKA_BROKERS,
-      clientId: config.ICEPACK_KAFKA_CLIENT_ID ?? config.ICEPACK_SERVICE_NAME,
-      logger,
-    });
-    lifecycle.onShutdown('kafka client', () => kafka.close());
-    const redis = createRedisConnection(config.ICEPACK_REDIS_URL, { role: 'producer', logger });
-    lifecycle.onShutdown('redis', () => redis.close());
-    const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
-    lifecycle.onShutdown('kafka producer', () => producer.disconnect());
-
-    const http = createHttpServer({
-      port: config.ICEPACK_HTTP_PORT,
-      host: config.ICEPACK_HTTP_HOST,
-      logger,
-      readiness: [
-        { name: 'kafka', check: () => kafka.health() },
-        { name: 'redis', check: () => redis.health() },
-      ],
-      metrics: telemetry.metricsEndpoint,
-    });
+    const http = core.httpServer();
     // Everything under /v1 needs the token; health and metrics stay open for probes.
     http.app.use('/v1', requireBearerToken(config.ICEPACK_API_TOKEN));
 
@@ -95,16 +57,15 @@ runService(
       catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
     });
     http.app.use('/v1', plannerRouter({ planner, queue, token: config.ICEPACK_API_TOKEN }));
-    await http.listen();
-    lifecycle.onShutdown('http server', () => http.close());
+    await core.listen(http);
 
-    const retry = { logger, signal: lifecycle.signal };
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
     await retryUntil(
       () =>
         ensureTopics(kafka, [
           { ...TopicSpecs.tableState, name: config.ICEPACK_PLANNER_TABLE_STATE_TOPIC },
           { ...TopicSpecs.taskEvents, name: config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC },
+          { ...TopicSpecs.dlq, name: config.ICEPACK_PLANNER_DLQ_TOPIC },
         ]),
       { ...retry, what: 'create the Kafka topics' },
     );
@@ -113,9 +74,10 @@ runService(
       groupId: config.ICEPACK_PLANNER_GROUP_ID,
       topics: [config.ICEPACK_PLANNER_TABLE_STATE_TOPIC],
       producer,
+      dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
       partitionsConsumedConcurrently: config.ICEPACK_PLANNER_CONCURRENCY,
-      ...tableStateHandlers(planner),
+      ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());
     await consumer.start();
@@ -130,6 +92,18 @@ runService(
     });
     aging.start();
     lifecycle.onShutdown('aging pass', () => aging.stop());
+    // Measuring the queues costs Redis calls: only when someone reads the gauge.
+    if (telemetry.metricsEnabled) {
+      const depth = new QueueDepth({
+        queue,
+        catalogs: () => states.catalogs(),
+        meter: telemetry.meter,
+        logger,
+        intervalMs: config.ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL,
+      });
+      depth.start();
+      lifecycle.onShutdown('queue depth', () => depth.stop());
+    }
     logger.info('planner ready for work');
   },
   { service: 'planner' },

@@ -2,18 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { Topics, TopicSpecs } from '@icepack/types';
 import {
-  createHttpServer,
-  createLogger,
-  createRedisConnection,
-  EnvelopeProducer,
   ensureTopics,
-  KafkaClient,
-  loadConfig,
-  redactConfig,
+  openServiceCore,
   requireBearerToken,
   retryUntil,
   runService,
-  startTelemetry,
 } from '@icepack/runtime';
 import { catalogProbe } from './adapters/catalog-probe.ts';
 import type { ClusterPort } from './adapters/cluster-port.ts';
@@ -43,19 +36,8 @@ function clusterFor(config: Config): ClusterPort {
 
 runService(
   async (lifecycle) => {
-    const config = loadConfig(configSchema);
-    const telemetry = startTelemetry({
-      serviceName: config.ICEPACK_SERVICE_NAME,
-      otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
-      prometheus: config.ICEPACK_PROMETHEUS ? { port: config.ICEPACK_PROMETHEUS_PORT } : undefined,
-    });
-    lifecycle.onShutdown('telemetry', () => telemetry.shutdown());
-    const logger = createLogger({
-      service: config.ICEPACK_SERVICE_NAME,
-      level: config.ICEPACK_LOG_LEVEL,
-    });
-    lifecycle.configure({ logger, timeoutMs: config.ICEPACK_SHUTDOWN_TIMEOUT });
-    logger.info({ config: redactConfig(config) }, 'starting');
+    const core = openServiceCore(lifecycle, configSchema, { redisRole: 'client' });
+    const { config, telemetry, logger, kafka, redis, producer, retry } = core;
     // A bad bootstrap file stops the start at once, naming the entry.
     const bootstrap =
       config.ICEPACK_BOOTSTRAP_FILE === undefined
@@ -65,18 +47,6 @@ runService(
             config.ICEPACK_BOOTSTRAP_FILE,
           );
 
-    // Clients. None of them needs its dependency up to be created: they connect and
-    // reconnect on their own while /readyz reports what is missing.
-    const kafka = new KafkaClient({
-      brokers: config.ICEPACK_KAFKA_BROKERS,
-      clientId: config.ICEPACK_KAFKA_CLIENT_ID ?? config.ICEPACK_SERVICE_NAME,
-      logger,
-    });
-    lifecycle.onShutdown('kafka client', () => kafka.close());
-    const redis = createRedisConnection(config.ICEPACK_REDIS_URL, { role: 'client', logger });
-    lifecycle.onShutdown('redis', () => redis.close());
-    const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
-    lifecycle.onShutdown('kafka producer', () => producer.disconnect());
     const cluster = clusterFor(config);
 
     const provisioner = createProvisioner({
@@ -88,33 +58,24 @@ runService(
       logger,
       reconcileIntervalMs: config.ICEPACK_RECONCILE_INTERVAL,
       drainTimeoutMs: config.ICEPACK_DRAIN_TIMEOUT,
+      meter: telemetry.meter,
       ...(bootstrap === undefined ? {} : { bootstrap }),
     });
     lifecycle.onShutdown('reconcile loop', () => provisioner.stop());
 
-    const http = createHttpServer({
-      port: config.ICEPACK_HTTP_PORT,
-      host: config.ICEPACK_HTTP_HOST,
-      logger,
-      readiness: [
-        { name: 'kafka', check: () => kafka.health() },
-        { name: 'redis', check: () => redis.health() },
-        ...(cluster.mode === 'kubernetes'
-          ? [{ name: 'kubernetes', check: () => cluster.health() }]
-          : []),
-      ],
-      metrics: telemetry.metricsEndpoint,
-    });
+    const http = core.httpServer([
+      ...(cluster.mode === 'kubernetes'
+        ? [{ name: 'kubernetes', check: () => cluster.health() }]
+        : []),
+    ]);
     // The API description is public; everything else under /v1 needs the token.
     const openApi = openApiDocument();
     http.app.get('/v1/openapi.json', (_req, res) => {
       res.json(openApi);
     });
     http.app.use('/v1', requireBearerToken(config.ICEPACK_API_TOKEN), provisioner.router);
-    await http.listen();
-    lifecycle.onShutdown('http server', () => http.close());
+    await core.listen(http);
 
-    const retry = { logger, signal: lifecycle.signal };
     // The control plane owns the topic layout; other services only read and write.
     await retryUntil(
       () =>

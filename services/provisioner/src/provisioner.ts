@@ -1,7 +1,9 @@
+import type { Meter } from '@opentelemetry/api';
 import type { Router } from 'express';
 import type { Logger } from '@icepack/runtime';
 import type { CatalogProbe } from './adapters/catalog-probe.ts';
 import type { ClusterPort } from './adapters/cluster-port.ts';
+import { ProvisionerMetrics } from './adapters/provisioner-metrics.ts';
 import type { Publisher } from './adapters/publisher.ts';
 import type { RedisStore } from './adapters/redis-store.ts';
 import type { TaskActivity } from './adapters/task-activity.ts';
@@ -31,6 +33,8 @@ export interface ProvisionerOptions {
   readonly drainPollMs?: number;
   /** The declarative file, applied at start. Default none. */
   readonly bootstrap?: Bootstrap;
+  /** Where the reconcile loop's metrics go. Default none. */
+  readonly meter?: Meter;
 }
 
 export interface Provisioner {
@@ -47,6 +51,7 @@ export interface Provisioner {
 /** Wires the provisioner's services; `main.ts` and the tests give it real adapters. */
 export function createProvisioner(options: ProvisionerOptions): Provisioner {
   const clock = options.clock ?? systemClock;
+  const metrics = options.meter === undefined ? undefined : new ProvisionerMetrics(options.meter);
   const groups = new GroupService({
     store: options.store,
     cluster: options.cluster,
@@ -55,6 +60,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
     logger: options.logger,
     clock,
     drainTimeoutMs: options.drainTimeoutMs ?? 30 * 60_000,
+    metrics,
   });
   const catalogs = new CatalogService({
     store: options.store,
@@ -68,6 +74,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
     intervalMs: options.reconcileIntervalMs ?? 60_000,
     drainPollMs: options.drainPollMs ?? 2_000,
     logger: options.logger,
+    metrics,
   });
   return {
     catalogs,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
-import { ServiceProcess } from '@icepack/runtime/testing';
+import { InMemoryMetrics, ServiceProcess } from '@icepack/runtime/testing';
 import { startFakeKubeApi, resourceTypeOf } from '@icepack/test/k8s';
 import type { FakeKubeApi } from '@icepack/test/k8s';
 import { BULLMQ_PREFIX, queueNameForCatalog } from '@icepack/types';
@@ -172,6 +172,39 @@ describe('provisioner: reconcile', () => {
     expect(
       (await p.api<GroupView>('GET', `/v1/resource-groups/${catalog}`)).body.status.phase,
     ).toBe('ready');
+  });
+});
+
+describe('provisioner: reconcile metrics', () => {
+  it('count a group whose Kubernetes steps fail as a failed reconcile, and a healthy one as ok', async () => {
+    const guarded = await startFakeKubeApi({ token: 'kube-token-0123' });
+    cleanups.push(() => guarded.stop());
+    const prefix = `icepack-test:${randomUUID()}`;
+    const catalog = `metrics-${suffix}`;
+    const healthy = new InMemoryMetrics();
+    cleanups.push(() => healthy.shutdown());
+    const good = await provisioner({
+      kubeUrl: guarded.url,
+      kubeToken: 'kube-token-0123',
+      prefix,
+      meter: healthy.meter,
+    });
+    await good.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
+    const body = { name: catalog, catalog, cpu: '4', memory: '8Gi', slots: 1 };
+    expect((await good.api('POST', '/v1/resource-groups', body)).status).toBe(201);
+    await good.provisioner.reconciler.runOnce();
+    const groups = 'icepack.provisioner.group_reconciles';
+    expect(await healthy.value(groups, { group: catalog, outcome: 'ok' })).toBe(1);
+    expect(await healthy.value(groups, { outcome: 'failed' })).toBe(0);
+
+    // Another provisioner on the same state whose Kubernetes credentials are no longer valid:
+    // its start-up pass fails every step of the group, and says so.
+    const expired = new InMemoryMetrics();
+    cleanups.push(() => expired.shutdown());
+    await provisioner({ kubeUrl: guarded.url, kubeToken: 'expired', prefix, meter: expired.meter });
+    expect(await expired.value(groups, { group: catalog, outcome: 'failed' })).toBe(1);
+    // The pass itself went through: the failure is the group's, recorded on it.
+    expect(await expired.value('icepack.provisioner.reconcile_passes', { outcome: 'ok' })).toBe(1);
   });
 });
 

@@ -1,12 +1,35 @@
-/** The REST spec's multipart namespace separator (unit separator, `%1F` when encoded). */
+/** The REST spec's default multipart namespace separator (unit separator, `%1F` encoded). */
 export const NAMESPACE_SEPARATOR = '\u001f';
 
-/** `['a', 'b']` → `a%1Fb`, each part percent-encoded: safe inside a URL path or query. */
-export function encodeNamespace(parts: readonly string[]): string {
-  return encodeURIComponent(parts.join(NAMESPACE_SEPARATOR));
+/**
+ * `['a', 'b']` → `a%1Fb`: each part percent-encoded, joined by the percent-encoded
+ * separator, so a part may hold any character but the separator itself.
+ */
+export function encodeNamespace(
+  parts: readonly string[],
+  separator: string = NAMESPACE_SEPARATOR,
+): string {
+  return parts.map(encodeURIComponent).join(encodeURIComponent(separator));
 }
 
-/** The `parent` query value (URLSearchParams encodes the separator as `%1F`). */
-export function namespaceParam(parts: readonly string[]): string {
-  return parts.join(NAMESPACE_SEPARATOR);
+/** The `parent` query value (URLSearchParams percent-encodes it, separator included). */
+export function namespaceParam(
+  parts: readonly string[],
+  separator: string = NAMESPACE_SEPARATOR,
+): string {
+  return parts.join(separator);
+}
+
+/**
+ * The separator a catalog asks for with the `namespace-separator` config property, which
+ * Iceberg's REST clients read URL-encoded (`%1F`, `%2E`). Absent or empty → the default; a
+ * value that is not valid percent-encoding is taken as it is.
+ */
+export function separatorFromConfig(value: string | undefined): string {
+  if (value === undefined || value === '') return NAMESPACE_SEPARATOR;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }

@@ -14,7 +14,7 @@ const METADATA = readFileSync(
   'utf8',
 );
 const NAMESPACES = [['a'], ['b'], ['a', 'x'], ['a', 'y'], ['a', 'x', 'deep']];
-const TABLES: Record<string, string[]> = { 'a\u001fx\u001fdeep': ['t1', 't2', 't3'], a: ['top'] };
+const TABLES: Record<string, string[]> = { 'a/x/deep': ['t1', 't2', 't3'], a: ['top'] };
 
 interface Recorded {
   method: string;
@@ -31,6 +31,8 @@ class FakeCatalog {
   /** Statuses to answer the next matching requests with, before behaving. */
   failures: { path: RegExp; status: number; headers?: Record<string, string> }[] = [];
   bearer: string | undefined;
+  /** The multipart namespace separator; a non-default one is announced in the config. */
+  separator = '\u001f';
   tokens = 0;
   revoked = new Set<string>();
 
@@ -46,6 +48,7 @@ class FakeCatalog {
     this.requests = [];
     this.failures = [];
     this.bearer = undefined;
+    this.separator = '\u001f';
     this.tokens = 0;
     this.revoked.clear();
   }
@@ -100,11 +103,18 @@ class FakeCatalog {
       return { items: items.slice(start, start + size), next };
     };
     if (url.pathname === '/v1/config') {
-      return json(200, { defaults: { a: 'd', b: 'd' }, overrides: { c: 'o', prefix: 'wh1' } });
+      const separator =
+        this.separator === '\u001f'
+          ? {}
+          : { 'namespace-separator': encodeURIComponent(this.separator) };
+      return json(200, {
+        defaults: { a: 'd', b: 'd' },
+        overrides: { c: 'o', prefix: 'wh1', ...separator },
+      });
     }
     let m = /^\/v1\/wh1\/namespaces$/.exec(url.pathname);
     if (m !== null) {
-      const parent = url.searchParams.get('parent')?.split('\u001f') ?? [];
+      const parent = url.searchParams.get('parent')?.split(this.separator) ?? [];
       const children = NAMESPACES.filter(
         (ns) => ns.length === parent.length + 1 && parent.every((p, i) => ns[i] === p),
       );
@@ -113,16 +123,16 @@ class FakeCatalog {
     }
     m = /^\/v1\/wh1\/namespaces\/([^/]+)\/tables$/.exec(url.pathname);
     if (m !== null) {
-      const ns = decodeURIComponent(m[1]!);
+      const ns = this.namespaceKey(m[1]!);
       const { items, next } = page(TABLES[ns] ?? [], 2);
       return json(200, {
-        identifiers: items.map((name) => ({ namespace: ns.split('\u001f'), name })),
+        identifiers: items.map((name) => ({ namespace: ns.split('/'), name })),
         'next-page-token': next,
       });
     }
     m = /^\/v1\/wh1\/namespaces\/([^/]+)\/tables\/([^/]+)$/.exec(url.pathname);
     if (m !== null) {
-      const ns = decodeURIComponent(m[1]!);
+      const ns = this.namespaceKey(m[1]!);
       const name = decodeURIComponent(m[2]!);
       if (!(TABLES[ns] ?? []).includes(name)) {
         return json(404, {
@@ -144,6 +154,11 @@ class FakeCatalog {
       return;
     }
     json(404, { error: { message: 'no route', type: 'NotFound', code: 404 } });
+  }
+
+  /** A namespace path segment (`a%1Fx`) → the TABLES key (`a/x`), as a server splits it. */
+  namespaceKey(segment: string): string {
+    return decodeURIComponent(segment).split(this.separator).join('/');
   }
 }
 
@@ -200,6 +215,24 @@ describe('RestCatalog', () => {
     expect(fake.requests.find((r) => r.path.endsWith('/namespaces'))!.query.get('pageToken')).toBe(
       '',
     );
+  });
+
+  it('joins nested namespaces with the separator the catalog announces', async () => {
+    fake.separator = '.';
+    const c = catalog();
+    expect((await c.config()).namespaceSeparator).toBe('.');
+    const seen: string[][] = [];
+    for await (const ns of c.walkNamespaces()) seen.push(ns);
+    expect(seen).toEqual([['a'], ['b'], ['a', 'x'], ['a', 'y'], ['a', 'x', 'deep']]);
+    expect(fake.requests.map((r) => r.query.get('parent'))).toContain('a.x');
+    expect((await c.listTables(['a', 'x', 'deep'])).map((t) => t.name)).toEqual(['t1', 't2', 't3']);
+    expect(fake.requests.at(-1)?.path).toBe('/v1/wh1/namespaces/a.x.deep/tables');
+    const loaded = await c.loadTable({
+      catalog: 'lake',
+      namespace: ['a', 'x', 'deep'],
+      name: 't1',
+    });
+    expect(loaded.status).toBe('loaded');
   });
 
   it('lists tables across pages and walks every table of the catalog', async () => {

@@ -12,7 +12,7 @@ import { TableFileIO } from '../io/table-file-io.ts';
 import type { LoadedTable } from '../metadata/loaded-table.ts';
 import { tableModelFromWire } from '../metadata/to-table-model.ts';
 import { DEFAULT_OAUTH2_SCOPE } from './catalog-auth.ts';
-import { encodeNamespace, namespaceParam } from './namespace-path.ts';
+import { encodeNamespace, namespaceParam, separatorFromConfig } from './namespace-path.ts';
 import { OAuth2TokenSource } from './oauth2-token.ts';
 import {
   resolveRestCatalogOptions,
@@ -29,6 +29,8 @@ export interface CatalogConfig {
   readonly prefix: string;
   /** Endpoints the server says it supports (`GET /v1/{prefix}/namespaces` …), when it says. */
   readonly endpoints: readonly string[] | undefined;
+  /** Joins the parts of a nested namespace in paths and `parent` (`namespace-separator`). */
+  readonly namespaceSeparator: string;
 }
 
 export type LoadTableOutcome =
@@ -131,7 +133,12 @@ export class RestCatalog {
     const endpoints = Array.isArray(body.endpoints)
       ? body.endpoints.filter((e): e is string => typeof e === 'string')
       : undefined;
-    return { properties, prefix: (properties.prefix ?? '').replace(/^\/+|\/+$/g, ''), endpoints };
+    return {
+      properties,
+      prefix: (properties.prefix ?? '').replace(/^\/+|\/+$/g, ''),
+      endpoints,
+      namespaceSeparator: separatorFromConfig(properties['namespace-separator']),
+    };
   }
 
   async #base(signal?: AbortSignal): Promise<string> {
@@ -142,12 +149,13 @@ export class RestCatalog {
   /** Direct children of `parent` (top level when empty), every page walked. */
   async listNamespaces(parent: readonly string[] = [], signal?: AbortSignal): Promise<string[][]> {
     const base = await this.#base(signal);
+    const { namespaceSeparator } = await this.config(signal);
     return this.#allPages(async (pageToken) => {
       const body = await this.#json<{ namespaces?: unknown; 'next-page-token'?: unknown }>({
         method: 'GET',
         path: `${base}/namespaces`,
         query: {
-          ...(parent.length === 0 ? {} : { parent: namespaceParam(parent) }),
+          ...(parent.length === 0 ? {} : { parent: namespaceParam(parent, namespaceSeparator) }),
           pageToken,
           pageSize: String(this.options.pageSize),
         },
@@ -168,7 +176,7 @@ export class RestCatalog {
     while (queue.length > 0) {
       const parent = queue.shift()!;
       for (const ns of await this.listNamespaces(parent, signal)) {
-        const key = namespaceParam(ns);
+        const key = JSON.stringify(ns);
         // A server that ignores `parent` would list the same namespaces again: stop there.
         if (seen.has(key) || ns.length <= parent.length) continue;
         seen.add(key);
@@ -181,10 +189,11 @@ export class RestCatalog {
   /** Tables directly in `namespace`, every page walked. */
   async listTables(namespace: readonly string[], signal?: AbortSignal): Promise<TableId[]> {
     const base = await this.#base(signal);
+    const { namespaceSeparator } = await this.config(signal);
     return this.#allPages(async (pageToken) => {
       const body = await this.#json<{ identifiers?: unknown; 'next-page-token'?: unknown }>({
         method: 'GET',
-        path: `${base}/namespaces/${encodeNamespace(namespace)}/tables`,
+        path: `${base}/namespaces/${encodeNamespace(namespace, namespaceSeparator)}/tables`,
         query: { pageToken, pageSize: String(this.options.pageSize) },
         call: 'listTables',
         ...(signal === undefined ? {} : { signal }),
@@ -219,7 +228,7 @@ export class RestCatalog {
     const base = await this.#base(signal);
     const response = await this.#transport.request({
       method: 'GET',
-      path: `${base}/namespaces/${encodeNamespace(id.namespace)}/tables/${encodeURIComponent(id.name)}`,
+      path: `${base}/namespaces/${encodeNamespace(id.namespace, config.namespaceSeparator)}/tables/${encodeURIComponent(id.name)}`,
       query: { snapshots: options.snapshots },
       headers: {
         ...(this.options.vendedCredentials

@@ -5,6 +5,7 @@ import {
   generateFixtures,
   fixtureTruth,
   infraEnv,
+  sparkSql,
   tableTruth,
   type GroundTruth,
   type TableTruth,
@@ -15,7 +16,6 @@ import { ManifestCache } from '../manifest/manifest-cache.ts';
 import { readSnapshotManifests } from '../manifest/read-manifests.ts';
 import type { LoadedTable } from '../metadata/loaded-table.ts';
 import { currentSnapshot } from '../metadata/snapshot-history.ts';
-import { sparkSql } from '../testing/spark-sql.ts';
 import { computeTableState } from './compute-table-state.ts';
 import { SIZE_HISTOGRAM_BOUNDS } from './size-histogram.ts';
 
@@ -162,14 +162,14 @@ describe('incremental health after further commits', () => {
     ).join(', ');
 
   afterAll(async () => {
-    await sparkSql([
+    await sparkSql(infraEnv(), 'fixtures', [
       `DROP TABLE IF EXISTS ${t} PURGE`,
       `DROP NAMESPACE IF EXISTS fixtures.${namespace}`,
     ]);
   });
 
   it('reads only the new manifests, and every figure still equals Spark', async () => {
-    await sparkSql([
+    await sparkSql(infraEnv(), 'fixtures', [
       `CREATE NAMESPACE fixtures.${namespace}`,
       `CREATE TABLE ${t} (id BIGINT, country STRING, amount DOUBLE) USING iceberg PARTITIONED BY (country) ` +
         `TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')`,
@@ -187,7 +187,7 @@ describe('incremental health after further commits', () => {
       new ManifestCache(),
     );
 
-    await sparkSql([
+    await sparkSql(infraEnv(), 'fixtures', [
       `INSERT INTO ${t} VALUES ${rows(24, 6)}`,
       `CALL fixtures.system.rewrite_data_files(table => '${namespace}.orders', options => map('min-input-files','2'))`,
       `INSERT INTO ${t} VALUES ${rows(30, 3)}`,

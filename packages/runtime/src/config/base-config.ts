@@ -15,6 +15,13 @@ export const LogLevel = {
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
 /**
+ * Values of `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` Icepack understands. The
+ * standard's `prometheus` is `ICEPACK_PROMETHEUS=on` here (served on the service's port).
+ */
+export const OtlpExporterChoice = { otlp: 'otlp', none: 'none' } as const;
+export type OtlpExporterChoice = (typeof OtlpExporterChoice)[keyof typeof OtlpExporterChoice];
+
+/**
  * The variables every Icepack service reads. A service extends it with its own:
  * `loadConfig(baseConfigSchema('planner').extend({ … }))`.
  */
@@ -29,6 +36,23 @@ export function baseConfigSchema(serviceName: string) {
     ICEPACK_REDIS_URL: secret(url(['redis', 'rediss'])),
     ICEPACK_SHUTDOWN_TIMEOUT: duration().default(30_000),
     OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).optional(),
+    // The standard OpenTelemetry variables (their meaning: docs/runtime.md). Headers,
+    // certificates, timeout and compression (`OTEL_EXPORTER_OTLP_HEADERS`, …) are read by
+    // the OTLP exporters themselves, so a collector's API key never enters this config.
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(['http', 'https']).optional(),
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: url(['http', 'https']).optional(),
+    OTEL_TRACES_EXPORTER: z.enum(OtlpExporterChoice, { error: 'expected otlp or none' }).optional(),
+    OTEL_METRICS_EXPORTER: z
+      .enum(OtlpExporterChoice, {
+        error: 'expected otlp or none (Prometheus is ICEPACK_PROMETHEUS=on)',
+      })
+      .optional(),
+    /** Milliseconds between OTLP metric pushes, as the standard has it. */
+    OTEL_METRIC_EXPORT_INTERVAL: z.coerce
+      .number({ error: 'expected milliseconds, e.g. 15000' })
+      .int('expected whole milliseconds')
+      .min(1_000, 'expected at least 1000 (milliseconds)')
+      .optional(),
     ICEPACK_PROMETHEUS: flag().default(false),
     ICEPACK_PROMETHEUS_PORT: port().optional(),
   });

@@ -74,6 +74,20 @@ export const MessageOutcome = {
 } as const;
 export type MessageOutcome = (typeof MessageOutcome)[keyof typeof MessageOutcome];
 
+/**
+ * Why a message went to the DLQ, as a class: the `icepack.dlq.reason` label of
+ * `icepack.kafka.messages` (the record itself carries the full reason).
+ */
+export const DlqReason = {
+  /** Not JSON, not an envelope, a type without a handler, or an invalid payload. */
+  invalidMessage: 'invalid-message',
+  /** The handler threw an unrecoverable error (`UnrecoverableMessageError`, `ValidationError`). */
+  unrecoverable: 'unrecoverable',
+  /** The handler failed `maxAttempts` times. */
+  maxAttempts: 'max-attempts',
+} as const;
+export type DlqReason = (typeof DlqReason)[keyof typeof DlqReason];
+
 type Outcome = { readonly kind: 'done' } | { readonly kind: 'retry'; readonly delayMs: number };
 const DONE: Outcome = { kind: 'done' };
 
@@ -284,9 +298,13 @@ export class EnvelopeConsumer {
     }
   }
 
-  #outcome(span: Span, topic: string, outcome: MessageOutcome): void {
+  #outcome(span: Span, topic: string, outcome: MessageOutcome, dlqReason?: DlqReason): void {
     span.setAttribute(Attr.icepackOutcome, outcome);
-    this.#messages.add(1, { [Attr.messagingDestination]: topic, [Attr.icepackOutcome]: outcome });
+    this.#messages.add(1, {
+      [Attr.messagingDestination]: topic,
+      [Attr.icepackOutcome]: outcome,
+      ...(dlqReason === undefined ? {} : { [Attr.icepackDlqReason]: dlqReason }),
+    });
   }
 
   async #dispatch(
@@ -309,7 +327,8 @@ export class EnvelopeConsumer {
       try {
         envelope = parseMessage(message.value, this.#expected);
       } catch (error) {
-        return this.#deadLetter(message, ctx, span, (error as Error).message, attemptKey);
+        const reason = (error as Error).message;
+        return this.#deadLetter(message, ctx, span, reason, DlqReason.invalidMessage, attemptKey);
       }
       span.setAttribute(Attr.icepackMessageType, envelope.type);
       span.setAttribute(Attr.messagingMessageId, envelope.id);
@@ -335,12 +354,13 @@ export class EnvelopeConsumer {
           ctx,
           span,
           `handler failed: ${(error as Error).message}`,
+          DlqReason.unrecoverable,
           attemptKey,
         );
       }
       if (ctx.attempt >= maxAttempts) {
         const reason = `handler failed after ${ctx.attempt} attempts: ${(error as Error).message}`;
-        return this.#deadLetter(message, ctx, span, reason, attemptKey);
+        return this.#deadLetter(message, ctx, span, reason, DlqReason.maxAttempts, attemptKey);
       }
       this.#attempts.set(attemptKey, ctx.attempt);
       const delayMs = backoffDelay(
@@ -362,6 +382,7 @@ export class EnvelopeConsumer {
     ctx: MessageContext,
     span: Span,
     reason: string,
+    reasonClass: DlqReason,
     attemptKey: string,
   ): Promise<Outcome> {
     const record = dlqRecordFrom(
@@ -395,7 +416,7 @@ export class EnvelopeConsumer {
       return { kind: 'retry', delayMs };
     }
     this.#attempts.delete(attemptKey);
-    this.#outcome(span, ctx.topic, MessageOutcome.deadLettered);
+    this.#outcome(span, ctx.topic, MessageOutcome.deadLettered, reasonClass);
     ctx.logger.warn({ reason, dlqTopic: this.#dlqTopic }, 'message sent to the DLQ');
     return DONE;
   }

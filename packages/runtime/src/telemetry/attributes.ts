@@ -11,4 +11,6 @@ export const Attr = {
   icepackMessageType: 'icepack.message.type',
   icepackOutcome: 'icepack.message.outcome',
   icepackAttempt: 'icepack.message.attempt',
+  /** Why a message was dead-lettered, as a class (`DlqReason`), never the free-text reason. */
+  icepackDlqReason: 'icepack.dlq.reason',
 } as const;

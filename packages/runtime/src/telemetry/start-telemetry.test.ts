@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { context, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
@@ -49,6 +51,7 @@ describe('startTelemetry', () => {
   it('is a no-op when nothing is configured, yet still propagates incoming context', () => {
     telemetry = startTelemetry({ serviceName: 'quiet' });
     expect(telemetry.exporting).toBe(false);
+    expect(telemetry.metricsEnabled).toBe(false);
     expect(telemetry.metricsEndpoint).toBeUndefined();
     const incoming = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
     const span = telemetry.tracer.startSpan('process', {}, extractContext(incoming));
@@ -77,6 +80,36 @@ describe('startTelemetry', () => {
       expect(body).toMatch(/icepack_tables_scanned(_total)?\{[^}]*catalog="cat"[^}]*\} 3/);
     } finally {
       await http.close();
+    }
+  });
+
+  it('pushes metrics over OTLP/HTTP to the metrics URL, and only metrics', async () => {
+    const received: { path: string; body: string }[] = [];
+    const collector = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ path: req.url ?? '', body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address() as AddressInfo;
+    try {
+      telemetry = startTelemetry({
+        serviceName: 'otlp-metrics-test',
+        otlpMetricsUrl: `http://127.0.0.1:${port}/custom/metrics`,
+      });
+      expect(telemetry.metricsEnabled).toBe(true);
+      telemetry.meter.createCounter('icepack.test.pushed').add(2, { catalog: 'cat' });
+      telemetry.tracer.startSpan('not exported').end();
+      await telemetry.flush();
+      expect(received.map((r) => r.path)).toEqual(['/custom/metrics']);
+      expect(received[0]?.body).toContain('icepack.test.pushed');
+    } finally {
+      await telemetry?.shutdown();
+      telemetry = undefined;
+      await new Promise((resolve) => collector.close(resolve));
     }
   });
 });

@@ -25,6 +25,10 @@ export interface TelemetryOptions {
   readonly serviceVersion?: string;
   /** OTLP/HTTP base URL (`http://collector:4318`); traces and metrics are pushed there. Default off. */
   readonly otlpEndpoint?: string;
+  /** Full OTLP/HTTP URL for traces; wins over `otlpEndpoint`. Default `<otlpEndpoint>/v1/traces`. */
+  readonly otlpTracesUrl?: string;
+  /** Full OTLP/HTTP URL for metrics; wins over `otlpEndpoint`. Default `<otlpEndpoint>/v1/metrics`. */
+  readonly otlpMetricsUrl?: string;
   /** Export metrics for Prometheus to scrape. Default off. */
   readonly prometheus?: PrometheusOptions;
   /** Extra span exporter, exported synchronously (tests: `InMemorySpanExporter`). Default none. */
@@ -40,16 +44,22 @@ export interface Telemetry {
   readonly metricsEndpoint?: MetricsEndpoint;
   /** True when anything is exported. */
   readonly exporting: boolean;
-  /** Exports what is buffered now (spans wait for async resource detection otherwise). */
+  /**
+   * True when metrics are exported (OTLP or Prometheus). Off, the meter is a no-op: a
+   * service skips measurements that cost I/O (queue depth read from Redis).
+   */
+  readonly metricsEnabled: boolean;
+  /** Exports what is buffered now: spans (they wait for async resource detection otherwise) and metrics. */
   flush(): Promise<void>;
   /** Flushes and stops the exporters, then unregisters the global providers. */
   shutdown(): Promise<void>;
 }
 
 /**
- * Starts the OpenTelemetry Node SDK. Call it first in `main`, before any client is made.
+ * Starts the OpenTelemetry Node SDK. Call it first in `main`, before any client is made;
+ * `telemetryOptions(config)` turns the service's environment into the options.
  *
- * Without `otlpEndpoint`, `prometheus` or `traceExporter` nothing is exported and the tracer
+ * Without an OTLP URL, `prometheus` or `traceExporter` nothing is exported and the tracer
  * and meter are no-ops — but the async-local context manager and the W3C propagator are
  * still registered, so trace context received in a Kafka header still flows into the
  * messages and jobs this service produces.
@@ -61,13 +71,18 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     spanProcessors.push(new SimpleSpanProcessor({ exporter: options.traceExporter }));
   }
   const otlp = options.otlpEndpoint?.replace(/\/+$/, '');
-  if (otlp !== undefined) {
+  const tracesUrl = options.otlpTracesUrl ?? (otlp === undefined ? undefined : `${otlp}/v1/traces`);
+  const metricsUrl =
+    options.otlpMetricsUrl ?? (otlp === undefined ? undefined : `${otlp}/v1/metrics`);
+  if (tracesUrl !== undefined) {
     spanProcessors.push(
-      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${otlp}/v1/traces` }) }),
+      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: tracesUrl }) }),
     );
+  }
+  if (metricsUrl !== undefined) {
     metricReaders.push(
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: `${otlp}/v1/metrics` }),
+        exporter: new OTLPMetricExporter({ url: metricsUrl }),
         exportIntervalMillis: options.metricIntervalMs ?? 15_000,
       }),
     );
@@ -102,10 +117,12 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     meter: metrics.getMeter(options.serviceName, options.serviceVersion),
     metricsEndpoint,
     exporting,
+    metricsEnabled: metricReaders.length > 0,
     async flush() {
       const tracerProvider = trace.getTracerProvider() as ProxyTracerProvider;
       const delegate = tracerProvider.getDelegate() as { forceFlush?: () => Promise<void> };
-      await delegate.forceFlush?.();
+      const meterProvider = metrics.getMeterProvider() as { forceFlush?: () => Promise<void> };
+      await Promise.all([delegate.forceFlush?.(), meterProvider.forceFlush?.()]);
     },
     async shutdown() {
       await sdk.shutdown();

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { parsePrometheusText, sumSamples } from './prometheus-text.ts';
 
 export interface ServiceProcessOptions {
   /** Path of the service's `main.ts`. Required. */
@@ -84,6 +85,16 @@ export class ServiceProcess {
   async readyz(): Promise<ReadyzResponse> {
     const response = await fetch(`${this.url}/readyz`);
     return { status: response.status, body: (await response.json()) as ReadyzResponse['body'] };
+  }
+
+  /**
+   * Sum of the samples of a metric on `GET /metrics` (Prometheus names: `…_total` for
+   * counters) whose labels include `labels`; 0 when there are none yet.
+   */
+  async metric(name: string, labels: Readonly<Record<string, string>> = {}): Promise<number> {
+    const response = await fetch(`${this.url}/metrics`);
+    if (!response.ok) throw new Error(`GET /metrics answered ${String(response.status)}`);
+    return sumSamples(parsePrometheusText(await response.text()), name, labels);
   }
 
   /** Polls `/readyz` until `predicate` holds for a response. */

@@ -6,6 +6,8 @@ import type { Redis } from 'ioredis';
 import { LocalRunner } from '../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../runners/spark-runner.ts';
+import type { CatalogWorker } from './binding-registry.ts';
+import type { DispatchMetrics } from './dispatch-metrics.ts';
 import { KubeQuota } from './kube-quota.ts';
 import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
 import { CatalogTableHealth } from './table-health.ts';
@@ -24,6 +26,8 @@ export interface CatalogWorkerDeps {
   readonly backoffMs: number;
   readonly timeoutMs: number;
   readonly quotaWaitMs: number;
+  /** Records the worker's runs and task events. Default none. */
+  readonly metrics?: DispatchMetrics;
 }
 
 let kubeConfig: KubeConfig | undefined;
@@ -41,7 +45,7 @@ export function createCatalogWorker(
   binding: Binding,
   catalog: Catalog,
   deps: CatalogWorkerDeps,
-): TaskWorker {
+): CatalogWorker {
   let runner: SparkRunner;
   let quota: QuotaGate;
   if (binding.runner === 'spark-operator') {
@@ -65,12 +69,13 @@ export function createCatalogWorker(
     uri: catalog.uri,
     ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
   });
-  return new TaskWorker({
+  const { metrics } = deps;
+  const worker = new TaskWorker({
     binding,
     connection: deps.redis,
-    runner,
+    runner: metrics?.runner(runner) ?? runner,
     quota,
-    sink: deps.sink,
+    sink: metrics?.sink(deps.sink) ?? deps.sink,
     health: new CatalogTableHealth(() => rest),
     catalog: {
       name: catalog.name,
@@ -82,5 +87,9 @@ export function createCatalogWorker(
     backoffMs: deps.backoffMs,
     timeoutMs: deps.timeoutMs,
     quotaWaitMs: deps.quotaWaitMs,
+    ...(metrics === undefined
+      ? {}
+      : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),
   });
+  return metrics?.worker(binding, worker) ?? worker;
 }

@@ -23,7 +23,7 @@ export class ScannerMetrics {
     this.gone = meter.createCounter('icepack.scanner.tables.tombstoned', {
       description: 'Tables found dropped: a tombstone was published',
     });
-    this.scanSeconds = meter.createHistogram('icepack.scanner.scan.duration', {
+    this.scanSeconds = meter.createHistogram('icepack.scanner.scan.duration.seconds', {
       description: 'Time to scan one table (load, read new manifests, publish)',
       unit: 's',
       advice: {

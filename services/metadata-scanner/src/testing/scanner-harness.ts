@@ -93,22 +93,12 @@ export async function waitForLine(
 }
 
 /** Sum of a Prometheus counter's samples whose labels include `labels`. */
-export async function metricValue(
+export function metricValue(
   service: ServiceProcess,
   name: string,
   labels: Record<string, string> = {},
 ): Promise<number> {
-  const text = await (await fetch(`${service.url}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const match = /^[^{ ]+(?:\{([^}]*)\})? ([^ ]+)/.exec(line);
-    if (match === null) continue;
-    const found = new Map<string, string>();
-    for (const m of (match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)) found.set(m[1]!, m[2]!);
-    if (Object.entries(labels).every(([k, v]) => found.get(k) === v)) total += Number(match[2]);
-  }
-  return total;
+  return service.metric(name, labels);
 }
 
 /** A producer for commit events, scan requests and raw (malformed) messages. */

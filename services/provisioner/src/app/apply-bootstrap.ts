@@ -1,11 +1,12 @@
 import type { Logger } from '@icepack/runtime';
-import type { Bootstrap } from '../domain/bootstrap-file.ts';
+import { notInBootstrap, type Bootstrap } from '../domain/bootstrap-file.ts';
 import type { CatalogService } from './catalog-service.ts';
 import type { GroupService } from './group-service.ts';
 
 /**
  * Upserts the declarative file's catalogs, then creates its groups. An entry that cannot
- * be applied (no capacity, catalog bound elsewhere) is logged and the rest goes on.
+ * be applied (no capacity, catalog bound elsewhere) is logged and the rest goes on. What
+ * exists but is not in the file is left alone and named in a warning.
  */
 export async function applyBootstrap(
   bootstrap: Bootstrap,
@@ -34,5 +35,15 @@ export async function applyBootstrap(
     }
   }
   logger.info({ applied, failed }, 'bootstrap file applied');
+  const unlisted = notInBootstrap(bootstrap, {
+    catalogs: (await catalogs.list()).map((catalog) => catalog.name),
+    groups: (await groups.list()).map((group) => group.name),
+  });
+  if (unlisted.catalogs.length > 0 || unlisted.groups.length > 0) {
+    logger.warn(
+      unlisted,
+      'bootstrap: these exist but are not in the file; kept (delete them through the API to remove them)',
+    );
+  }
   return { applied, failed };
 }

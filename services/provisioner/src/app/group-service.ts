@@ -2,6 +2,7 @@ import type { Catalog, ResourceGroup } from '@icepack/types';
 import { BindingState, parseResourceGroup } from '@icepack/types';
 import type { Logger } from '@icepack/runtime';
 import type { ClusterPort } from '../adapters/cluster-port.ts';
+import type { ProvisionerMetrics } from '../adapters/provisioner-metrics.ts';
 import type { Publisher } from '../adapters/publisher.ts';
 import type { RedisStore } from '../adapters/redis-store.ts';
 import { CreateGroupOutcome } from '../adapters/redis-store.ts';
@@ -38,6 +39,8 @@ export interface GroupServiceDeps {
   readonly clock: Clock;
   /** How long a drain waits for running tasks before cancelling them. */
   readonly drainTimeoutMs: number;
+  /** Counts the loop's reconciles. Default none. */
+  readonly metrics?: ProvisionerMetrics;
 }
 
 function messageOf(error: unknown): string {
@@ -163,14 +166,19 @@ export class GroupService {
   /** Re-applies every group; a failure in one does not stop the others. */
   async reconcileAll(): Promise<void> {
     for (const record of await this.#deps.store.listGroups()) {
+      let failed: boolean;
       try {
-        await this.reconcile(record.group.name);
+        const after = await this.reconcile(record.group.name);
+        // A failing step does not throw: it is recorded on the group for the API to show.
+        failed = Object.values(after?.steps ?? {}).some((s) => s.state === StepState.failed);
       } catch (error) {
+        failed = true;
         this.#deps.logger.error(
           { err: error, group: record.group.name },
           'reconciling the resource group failed',
         );
       }
+      this.#deps.metrics?.groupReconciled(record.group.name, failed ? 'failed' : 'ok');
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Logger } from '@icepack/runtime';
+import type { ProvisionerMetrics } from '../adapters/provisioner-metrics.ts';
 import type { CatalogService } from './catalog-service.ts';
 import type { GroupService } from './group-service.ts';
 
@@ -8,6 +9,8 @@ export interface ReconcilerOptions {
   /** Time between passes over a draining group. */
   readonly drainPollMs: number;
   readonly logger: Logger;
+  /** Counts the passes. Default none. */
+  readonly metrics?: ProvisionerMetrics;
 }
 
 /**
@@ -37,7 +40,9 @@ export class Reconciler {
       try {
         await this.#catalogs.republishPending();
         await this.#groups.reconcileAll();
+        this.#options.metrics?.passFinished('ok');
       } catch (error) {
+        this.#options.metrics?.passFinished('failed');
         this.#options.logger.error({ err: error }, 'reconcile pass failed; next pass retries');
       } finally {
         this.#running = undefined;

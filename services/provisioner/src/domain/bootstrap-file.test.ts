@@ -1,6 +1,6 @@
 import { ValidationError } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { parseBootstrap } from './bootstrap-file.ts';
+import { notInBootstrap, parseBootstrap } from './bootstrap-file.ts';
 
 function issues(text: string): string[] {
   try {
@@ -61,5 +61,24 @@ groups:
       'groups[1].catalog: catalog "c" already has group groups[0]: one group per catalog',
     ]);
     expect(issues('catalogs: [\n')[0]).toMatch(/^: not valid YAML/);
+  });
+
+  it('names what exists but is not in the file, and nothing that is', () => {
+    const bootstrap = parseBootstrap(`
+catalogs:
+  - {name: sales, type: rest, uri: "http://catalog:8181"}
+groups:
+  - {name: sales-group, catalog: sales, cpu: "8", memory: 32Gi, slots: 2}
+`);
+    expect(
+      notInBootstrap(bootstrap, {
+        catalogs: ['sales', 'web', 'ads'],
+        groups: ['web-group', 'sales-group'],
+      }),
+    ).toEqual({ catalogs: ['ads', 'web'], groups: ['web-group'] });
+    expect(notInBootstrap(bootstrap, { catalogs: ['sales'], groups: ['sales-group'] })).toEqual({
+      catalogs: [],
+      groups: [],
+    });
   });
 });

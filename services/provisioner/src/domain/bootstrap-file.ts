@@ -44,3 +44,20 @@ export function parseBootstrap(text: string, source = 'bootstrap file'): Bootstr
   if (problems.length > 0) throw new ValidationError(source, problems);
   return { catalogs, groups };
 }
+
+/**
+ * What exists but the file does not list. Start-up leaves these alone (removal is an API
+ * call that drains first, see docs/provisioner.md) and names them in a log line, so that a
+ * removal from the file that was meant as a delete is easy to spot.
+ */
+export function notInBootstrap(
+  bootstrap: Bootstrap,
+  existing: { catalogs: readonly string[]; groups: readonly string[] },
+): { catalogs: string[]; groups: string[] } {
+  const listedCatalogs = new Set(bootstrap.catalogs.map((catalog) => catalog.name));
+  const listedGroups = new Set(bootstrap.groups.map((group) => group.name));
+  return {
+    catalogs: existing.catalogs.filter((name) => !listedCatalogs.has(name)).sort(),
+    groups: existing.groups.filter((name) => !listedGroups.has(name)).sort(),
+  };
+}

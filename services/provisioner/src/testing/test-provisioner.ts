@@ -9,6 +9,7 @@ import {
 } from '@icepack/runtime';
 import type { RedisConnection } from '@icepack/runtime';
 import type { InfraEnv } from '@icepack/test';
+import type { Meter } from '@opentelemetry/api';
 import { catalogProbe } from '../adapters/catalog-probe.ts';
 import type { CatalogProbe } from '../adapters/catalog-probe.ts';
 import type { ClusterPort } from '../adapters/cluster-port.ts';
@@ -50,6 +51,8 @@ export interface TestProvisionerOptions {
   readonly bootstrap?: Bootstrap;
   /** Run `start()` (bootstrap + first reconcile). Default true. */
   readonly start?: boolean;
+  /** Where the reconcile metrics go (`InMemoryMetrics`). Default none. */
+  readonly meter?: Meter;
 }
 
 export interface TestProvisioner {
@@ -98,6 +101,7 @@ export async function startTestProvisioner(
     ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
     reconcileIntervalMs: options.reconcileIntervalMs ?? 3_600_000,
     ...(options.bootstrap === undefined ? {} : { bootstrap: options.bootstrap }),
+    ...(options.meter === undefined ? {} : { meter: options.meter }),
   });
   const http = createHttpServer({ port: 0, host: '127.0.0.1', logger });
   const openApi = openApiDocument();

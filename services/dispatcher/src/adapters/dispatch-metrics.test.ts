@@ -1,0 +1,171 @@
+import { InMemoryMetrics } from '@icepack/runtime/testing';
+import { sampleBinding, sampleMergeTask, type TaskEvent } from '@icepack/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sizeJob } from '../domain/sizing.ts';
+import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import { DispatchMetrics } from './dispatch-metrics.ts';
+import { InMemoryDispatchSink } from './task-events.ts';
+
+const task = sampleMergeTask(); // catalog `prod`, 403 MiB and 92 files to rewrite
+const binding = sampleBinding();
+const labels = { catalog: 'prod', task_type: 'merge' };
+const figures = (dataFiles: number, deleteFiles: number, snapshots: number) => ({
+  dataFiles,
+  smallFiles: 0,
+  deleteFiles,
+  snapshots,
+  bytes: 1,
+});
+const event = (status: TaskEvent['status'], extra: Partial<TaskEvent> = {}): TaskEvent => ({
+  taskId: task.id,
+  table: task.table,
+  taskType: task.type,
+  status,
+  at: '2026-01-01T12:00:00.000Z',
+  ...extra,
+});
+const request: RunRequest = {
+  taskRun: `${task.id}@1`,
+  task,
+  attempt: 1,
+  binding,
+  size: sizeJob({ bytes: 1, files: 2, minInputFiles: 2, spark: binding.spark, room: {} }).size,
+  catalog: { name: 'prod', uri: 'http://catalog' },
+  timeoutMs: 60_000,
+};
+
+/** A runner whose run ends when the test says how. */
+function heldRunner() {
+  let end: (outcome: RunOutcome | Error) => void = () => {};
+  const runner: SparkRunner = {
+    kind: 'test',
+    isLaunched: () => Promise.resolve(false),
+    runName: () => 'run-1',
+    run: () =>
+      new Promise((resolve, reject) => {
+        end = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
+      }),
+  };
+  return { runner, end: (outcome: RunOutcome | Error) => end(outcome) };
+}
+
+let metrics: InMemoryMetrics;
+let dispatch: DispatchMetrics;
+beforeEach(() => {
+  metrics = new InMemoryMetrics();
+  dispatch = new DispatchMetrics(metrics.meter);
+});
+afterEach(() => metrics.shutdown());
+
+describe('dispatcher metrics from task events', () => {
+  it('count starts, ends by outcome and error kind, quota waits, and pass every event on', async () => {
+    const inner = new InMemoryDispatchSink();
+    const sink = dispatch.sink(inner);
+    const oom = { kind: 'oom', message: 'executor lost', retryable: true };
+    await sink.taskEvent(event('updated', { reason: 'waiting for quota: …' }));
+    const unreachable = { kind: 'runner', message: 'connect ECONNREFUSED', retryable: true };
+    await sink.taskEvent(event('updated', { reason: 'runner error 1 of 3', error: unreachable }));
+    await sink.taskEvent(event('started', { attempt: 1 }));
+    await sink.taskEvent(event('retrying', { attempt: 1, error: oom }));
+    await sink.taskEvent(event('started', { attempt: 2 }));
+    await sink.taskEvent(event('failed', { attempt: 2, error: { ...oom, retryable: false } }));
+
+    expect(inner.events.map((e) => e.status)).toEqual([
+      'updated',
+      'updated',
+      'started',
+      'retrying',
+      'started',
+      'failed',
+    ]);
+    expect(await metrics.value('icepack.dispatcher.quota_waits', labels)).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.tasks.started', labels)).toBe(2);
+    const finished = 'icepack.dispatcher.tasks.finished';
+    expect(
+      await metrics.value(finished, { ...labels, outcome: 'retried', error_kind: 'oom' }),
+    ).toBe(1);
+    expect(await metrics.value(finished, { ...labels, outcome: 'failed', error_kind: 'oom' })).toBe(
+      1,
+    );
+    expect(await metrics.value(finished, { outcome: 'succeeded' })).toBe(0);
+  });
+
+  it('count what a succeeded task changed, from its before and after figures', async () => {
+    const sink = dispatch.sink(new InMemoryDispatchSink());
+    await sink.taskEvent(
+      event('succeeded', { before: figures(124, 6, 63), after: figures(1, 0, 64) }),
+    );
+    expect(
+      await metrics.value('icepack.dispatcher.tasks.finished', { ...labels, outcome: 'succeeded' }),
+    ).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.data_files.removed', labels)).toBe(123);
+    expect(await metrics.value('icepack.dispatcher.data_files.added', labels)).toBe(0);
+    expect(await metrics.value('icepack.dispatcher.delete_files.removed', labels)).toBe(6);
+    // A merge adds a snapshot: nothing expired.
+    expect(await metrics.value('icepack.dispatcher.snapshots.expired', labels)).toBe(0);
+
+    await sink.taskEvent(
+      event('succeeded', { before: figures(1, 0, 64), after: figures(1, 0, 3) }),
+    );
+    expect(await metrics.value('icepack.dispatcher.snapshots.expired', labels)).toBe(61);
+  });
+});
+
+describe('dispatcher metrics from runs', () => {
+  it('hold a slot while a run goes on, then time it and count what it rewrote', async () => {
+    const { runner, end } = heldRunner();
+    const running = dispatch.runner(runner).run(request);
+    expect(await metrics.value('icepack.dispatcher.slots.in_use', { catalog: 'prod' })).toBe(1);
+    end({ ok: true, reattached: false });
+    await running;
+    expect(await metrics.value('icepack.dispatcher.slots.in_use', { catalog: 'prod' })).toBe(0);
+    const duration = await metrics.total('icepack.dispatcher.task.duration.seconds', {
+      ...labels,
+      outcome: 'succeeded',
+    });
+    expect(duration.count).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.rewritten.bytes', labels)).toBe(
+      task.state.bytesToRewrite,
+    );
+    expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
+  });
+
+  it('count a re-attached run without timing it, and time a failed or thrown one as failed', async () => {
+    const attached = heldRunner();
+    const following = dispatch.runner(attached.runner).run(request);
+    attached.end({ ok: true, reattached: true });
+    await following;
+    expect(await metrics.value('icepack.dispatcher.runs.reattached', labels)).toBe(1);
+    expect((await metrics.total('icepack.dispatcher.task.duration.seconds')).count).toBe(0);
+
+    const failing = heldRunner();
+    const failed = dispatch.runner(failing.runner).run(request);
+    failing.end({
+      ok: false,
+      reattached: false,
+      error: { kind: 'io', message: 'x', retryable: true },
+    });
+    await failed;
+    const broken = heldRunner();
+    const thrown = dispatch.runner(broken.runner).run(request);
+    broken.end(new Error('kube API down'));
+    await expect(thrown).rejects.toThrow('kube API down');
+
+    const failedRuns = await metrics.total('icepack.dispatcher.task.duration.seconds', {
+      outcome: 'failed',
+    });
+    expect(failedRuns.count).toBe(2);
+    expect(await metrics.value('icepack.dispatcher.slots.in_use')).toBe(0);
+    // Only the succeeded run counts as rewritten.
+    expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
+  });
+
+  it("report a catalog's slots while its worker runs", async () => {
+    const worker = dispatch.worker(binding, { start: async () => {}, close: async () => {} });
+    expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(0);
+    await worker.start();
+    expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(2);
+    await worker.close();
+    expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(0);
+  });
+});
