@@ -220,7 +220,6 @@ export class TaskWorker {
     const taskRun = `${task.id}@${String(job.timestamp)}`;
     const runId = this.#o.runner.runName({ taskRun, attempt, task });
     const run: Run = { job, token, task, taskRun, attempt, runId };
-    const log = this.#o.logger.child({ taskId: task.id, runId, attempt, queue: this.queueName });
     const saved =
       typeof savedBefore === 'string' ? (JSON.parse(savedBefore) as HealthFigures) : undefined;
 
@@ -229,14 +228,14 @@ export class TaskWorker {
     // run (an application deleted after its TTL, another runner) and would launch it anew.
     const ended = endOf(endedText, attempt);
     if (ended !== undefined) {
-      log.info('the run ended before a restart: reporting it, not running it again');
+      this.#log(run).info('the run ended before a restart: reporting it, not running it again');
       return this.#report({ ...run, runId: ended.runId }, ended.end, saved);
     }
 
     const progress = { started: startedText === String(attempt) };
     let followed: { end: RunEnd; before: HealthFigures | undefined };
     try {
-      followed = await this.#launchAndFollow(run, progress, saved, log);
+      followed = await this.#launchAndFollow(run, progress, saved);
     } catch (error) {
       if (error instanceof DelayedError) throw error; // waiting for quota
       const errors = Number(runnerErrorsText ?? '0') + 1;
@@ -248,6 +247,19 @@ export class TaskWorker {
   }
 
   /**
+   * A logger bound to the run, made when there is something to log: a pino child per task
+   * (with the runtime's redaction) was the largest allocation of the dispatch path.
+   */
+  #log(run: Run): Logger {
+    return this.#o.logger.child({
+      taskId: run.task.id,
+      runId: run.runId,
+      attempt: run.attempt,
+      queue: this.queueName,
+    });
+  }
+
+  /**
    * Launches the attempt's run — or finds it launched — after the quota check, and follows it
    * to its end. Throws `DelayedError` when the task must wait for quota. Sets
    * `progress.started` once the attempt is recorded as started.
@@ -256,7 +268,6 @@ export class TaskWorker {
     run: Run,
     progress: { started: boolean },
     saved: HealthFigures | undefined,
-    log: Logger,
   ): Promise<{ end: RunEnd; before: HealthFigures | undefined }> {
     const { job, task, taskRun, attempt, runId } = run;
     const { binding, runner } = this.#o;
@@ -281,7 +292,7 @@ export class TaskWorker {
       (!decision.fits || !(await this.#o.quota.acquire(binding, claimId, decision.size.request)))
     ) {
       const reason = decision.fits ? 'quota claimed by another task' : decision.reason;
-      log.info({ reason }, 'waiting for quota');
+      this.#log(run).info({ reason }, 'waiting for quota');
       await this.#event(task, 'updated', { runId, reason: `waiting for quota: ${reason}` });
       await job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
       throw new DelayedError();
@@ -309,7 +320,7 @@ export class TaskWorker {
           this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
         ...(task.traceparent === undefined ? {} : { traceparent: task.traceparent }),
       });
-      if (reattached) log.info('followed an existing run (no second launch)');
+      if (reattached) this.#log(run).info('followed an existing run (no second launch)');
       return { end, before };
     } finally {
       await this.#o.quota.release(binding, claimId);
