@@ -30,15 +30,11 @@ export interface OtlpTraces {
   }[];
 }
 
-const enum Wire {
-  varint = 0,
-  fixed64 = 1,
-  bytes = 2,
-  fixed32 = 5,
-}
+/** Protobuf wire types. */
+const Wire = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
 
 /** The fields of one protobuf message, in order: (field number, wire type, value reader). */
-function* fields(buf: Uint8Array): Generator<{ field: number; wire: Wire; reader: Reader }> {
+function* fields(buf: Uint8Array): Generator<{ field: number; wire: number; reader: Reader }> {
   const reader = new Reader(buf);
   while (!reader.done) {
     const tag = reader.varint();
@@ -83,7 +79,7 @@ class Reader {
     return view;
   }
 
-  skip(wire: Wire): void {
+  skip(wire: number): void {
     if (wire === Wire.varint) this.varint();
     else if (wire === Wire.fixed64) this.fixed(8);
     else if (wire === Wire.bytes) this.bytes();
