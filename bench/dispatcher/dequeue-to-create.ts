@@ -3,9 +3,9 @@
 // bash deploy/local/infra.sh up redis):
 //   node bench/dispatcher/dequeue-to-create.ts [tasks] [catalogs] [slots]
 // The API server is the repo's fake (test/src/k8s/main.ts), in its own process as a real one
-// would be. The path measured is the
-// dispatcher's own: job parse, attempt lookup, "already launched?" GET, quota read (list
-// ResourceQuotas), sizing, quota claim, `started` event (in-memory sink: Kafka is left out),
+// would be. The path measured is the dispatcher's own: job parse, attempt lookup (Redis),
+// quota read (the watch-fed ResourceQuota cache; a list until the watch has synced), sizing,
+// quota claim, `started` event (in-memory sink: Kafka is left out) and its Redis record,
 // SparkApplication create. The run is not followed: the runner returns once it is created.
 import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
@@ -106,7 +106,7 @@ const workers = names.map(
       binding: testBinding(name, { slots, runner: 'spark-operator', cpu: '1000', memory: '4Ti' }),
       connection: redis,
       runner: new SubmitOnlyRunner({ kubeConfig: kc }),
-      quota: new KubeQuota(core),
+      quota: new KubeQuota(kc),
       sink: new InMemoryDispatchSink(),
       health: { read: () => Promise.resolve(figures) },
       catalog: { name, uri: 'http://127.0.0.1:1' },

@@ -15,6 +15,7 @@ const event = {
   before: { dataFiles: 120, smallFiles: 80, deleteFiles: 12, snapshots: 60, bytes: 4_000 },
   after: { dataFiles: 41, smallFiles: 1, deleteFiles: 0, snapshots: 61, bytes: 3_990 },
   attempt: 1,
+  runId: 'ip-merge-orders-3f9c2a1b7d4e-a1',
 } as const;
 
 describe('taskEventSchema', () => {
@@ -22,10 +23,16 @@ describe('taskEventSchema', () => {
     expect(taskEventSchema.parse(event)).toEqual(event);
   });
 
+  it('accepts an event without a run id (the planner sends none)', () => {
+    const planned = { ...event, status: 'planned', runId: undefined };
+    expect(taskEventSchema.parse(planned).runId).toBeUndefined();
+  });
+
   it.each([
     [{ status: 'done' }, 'status'],
     [{ taskType: 'vacuum' }, 'taskType'],
     [{ attempt: 0 }, 'attempt'],
+    [{ runId: '' }, 'runId'],
     [{ after: { ...event.after, smallFiles: -1 } }, 'after.smallFiles'],
     [{ error: { kind: 'io', message: 'x' } }, 'error.retryable'],
     [{ factors: [{ factor: 'small-files', value: '80', points: 1 }] }, 'factors.0.value'],

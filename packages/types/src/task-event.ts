@@ -40,6 +40,13 @@ export const taskEventSchema = z.object({
   error: taskErrorSchema.optional(),
   /** 1 for the first run. */
   attempt: z.int().min(1).optional(),
+  /**
+   * Which launch of the task (dispatcher events): the SparkApplication name or the local run
+   * directory. The same across a re-attach after a restart, new for every attempt and every
+   * later task run: task ids repeat, run ids do not. Absent on events from elsewhere (the
+   * planner's `planned`, `superseded`).
+   */
+  runId: z.string().min(1).optional(),
 });
 export type TaskEvent = z.output<typeof taskEventSchema>;
 

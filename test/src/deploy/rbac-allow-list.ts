@@ -54,7 +54,8 @@ export const ALLOWED = {
   ]),
   dispatcher: new Set([
     ...keys(SPARK, ['sparkapplications'], ['create', 'get', 'list', 'watch', 'delete']),
-    ...keys('core', ['resourcequotas'], ['get', 'list']),
+    // watch: the quota room comes from a watch-fed cache, not a list per launch.
+    ...keys('core', ['resourcequotas'], ['get', 'list', 'watch']),
   ]),
   metadataScanner: new Set<string>(),
   planner: new Set<string>(),

@@ -34,6 +34,8 @@ export interface FakeKubeApi {
    * without effect. `held()` counts the held requests whose callers are still there.
    */
   hold(matches: (method: string, path: string) => boolean): RequestHold;
+  /** TCP connections accepted so far (a client that reuses connections opens few). */
+  connections(): number;
   /** Ends open watches and closes the server. */
   stop(): Promise<void>;
 }
@@ -386,9 +388,11 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     }
   }
 
+  let connections = 0;
   const server = createServer((req, res) => {
     void handle(req, res);
   });
+  server.on('connection', () => (connections += 1));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
@@ -399,6 +403,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     store,
+    connections: () => connections,
     hold(matches) {
       const hold: Hold = { matches, waiting: new Set(), released: false };
       holds.add(hold);

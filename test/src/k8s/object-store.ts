@@ -342,6 +342,15 @@ export class FakeKubeStore {
     return type.namespaced ? namespace : undefined;
   }
 
+  /**
+   * The stored objects of a type in a namespace, not copied: for reading inside the store
+   * only. The quota controller reads every application on each change; copying them all (as
+   * `list` does for callers) made each create cost O(applications) copies.
+   */
+  private stored(type: ResourceType, namespace: string): KubeObject[] {
+    return [...this.bucket(type).values()].filter((o) => o.metadata.namespace === namespace);
+  }
+
   private current(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
     const object = this.bucket(type).get(keyOf(this.scope(type, namespace), name));
     if (object === undefined) throw notFound(type, name);
@@ -566,13 +575,13 @@ export class FakeKubeStore {
   /** The quota controller's job, done synchronously: `status.hard` = `spec.hard`, `status.used` from the Spark applications. */
   private refreshQuotas(namespace: string): void {
     const quotaType = resourceTypeOf('resourcequotas');
-    const apps = this.list(resourceTypeOf('sparkapplications', SPARK_GROUP), namespace).items;
+    const apps = this.stored(resourceTypeOf('sparkapplications', SPARK_GROUP), namespace);
     const usage = sparkUsage(apps);
-    for (const quota of this.list(quotaType, namespace).items) {
+    for (const quota of this.stored(quotaType, namespace)) {
       const hard = (
         isRecord(quota.spec) && isRecord(quota.spec.hard) ? quota.spec.hard : {}
       ) as Record<string, string>;
-      const status = { hard, used: quotaUsed(hard, usage) };
+      const status = { hard: { ...hard }, used: quotaUsed(hard, usage) };
       if (JSON.stringify(status) === JSON.stringify(quota.status)) continue;
       const next = clone(quota);
       next.status = status;
@@ -583,12 +592,11 @@ export class FakeKubeStore {
   /** Object-count quota is enforced at admission, as the real server does (403). */
   private admitSparkApplication(namespace: string): void {
     const resource = 'count/sparkapplications.sparkoperator.k8s.io';
-    for (const quota of this.list(resourceTypeOf('resourcequotas'), namespace).items) {
+    for (const quota of this.stored(resourceTypeOf('resourcequotas'), namespace)) {
       const hard =
         isRecord(quota.spec) && isRecord(quota.spec.hard) ? quota.spec.hard[resource] : undefined;
       if (typeof hard !== 'string') continue;
-      const used = this.list(resourceTypeOf('sparkapplications', SPARK_GROUP), namespace).items
-        .length;
+      const used = this.stored(resourceTypeOf('sparkapplications', SPARK_GROUP), namespace).length;
       if (used + 1 > Number(hard)) {
         throw new KubeApiError(
           403,

@@ -1,4 +1,4 @@
-import { KubeConfig, CoreV1Api } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { RestCatalog } from '@icepack/iceberg';
 import type { Logger } from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
@@ -54,7 +54,7 @@ export function createCatalogWorker(
       image: deps.sparkImage,
       ...(deps.sparkSecret === undefined ? {} : { secretName: deps.sparkSecret }),
     });
-    quota = new KubeQuota(kube().makeApiClient(CoreV1Api));
+    quota = new KubeQuota(kube());
   } else {
     runner = new LocalRunner({
       stateDir: deps.stateDir,

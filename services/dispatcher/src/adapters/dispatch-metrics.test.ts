@@ -25,7 +25,7 @@ const event = (status: TaskEvent['status'], extra: Partial<TaskEvent> = {}): Tas
   ...extra,
 });
 const request: RunRequest = {
-  runId: `${task.id}@1`,
+  taskRun: `${task.id}@1`,
   task,
   attempt: 1,
   binding,
@@ -40,6 +40,7 @@ function heldRunner() {
   const runner: SparkRunner = {
     kind: 'test',
     isLaunched: () => Promise.resolve(false),
+    runName: () => 'run-1',
     run: () =>
       new Promise((resolve, reject) => {
         end = (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome));
@@ -62,12 +63,15 @@ describe('dispatcher metrics from task events', () => {
     const sink = dispatch.sink(inner);
     const oom = { kind: 'oom', message: 'executor lost', retryable: true };
     await sink.taskEvent(event('updated', { reason: 'waiting for quota: …' }));
+    const unreachable = { kind: 'runner', message: 'connect ECONNREFUSED', retryable: true };
+    await sink.taskEvent(event('updated', { reason: 'runner error 1 of 3', error: unreachable }));
     await sink.taskEvent(event('started', { attempt: 1 }));
     await sink.taskEvent(event('retrying', { attempt: 1, error: oom }));
     await sink.taskEvent(event('started', { attempt: 2 }));
     await sink.taskEvent(event('failed', { attempt: 2, error: { ...oom, retryable: false } }));
 
     expect(inner.events.map((e) => e.status)).toEqual([
+      'updated',
       'updated',
       'started',
       'retrying',

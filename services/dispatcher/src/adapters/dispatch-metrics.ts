@@ -121,6 +121,7 @@ export class DispatchMetrics {
     return {
       kind: inner.kind,
       isLaunched: (request) => inner.isLaunched(request),
+      runName: (key) => inner.runName(key),
       run: (request) => this.#run(inner, request),
     };
   }
@@ -165,8 +166,9 @@ export class DispatchMetrics {
         this.#finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.retried });
         return;
       case 'updated':
-        // The dispatcher's only `updated` event: the task goes back to wait for quota.
-        this.#quotaWaits.add(1, labels);
+        // The task goes back to wait for quota — or, with an error, because the quota could
+        // not be read (a runner error before the start): not a quota wait.
+        if (event.error === undefined) this.#quotaWaits.add(1, labels);
         return;
       // The planner's statuses, or none the dispatcher sends: nothing to count here.
       case 'planned':

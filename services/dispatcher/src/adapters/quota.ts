@@ -15,6 +15,10 @@ export interface QuotaGate {
   room(binding: Binding): Promise<QuotaRoom>;
   acquire(binding: Binding, runId: string, request: QuotaRequest): Promise<boolean>;
   release(binding: Binding, runId: string): Promise<void>;
+  /** Prepares for a binding's tasks (starts a watch); called before its worker takes any. */
+  open?(binding: Binding): Promise<void>;
+  /** Stops what the gate keeps running (watches); called when its worker closes. */
+  close?(): Promise<void>;
 }
 
 // Claims in one hash per catalog: field = run id, value = "cpu mem expiresAt". Expired

@@ -13,7 +13,7 @@ import {
   type TaskStatus,
 } from '@icepack/types';
 import { sizeJob, type SizingOptions } from '../domain/sizing.ts';
-import type { CatalogConnection, RunOutcome, SparkRunner } from '../runners/spark-runner.ts';
+import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
 import type { QuotaGate } from './quota.ts';
 import type { TableHealthReader } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
@@ -58,7 +58,37 @@ const Field = {
   attempt: 'icepack:attempt',
   before: 'icepack:before',
   started: 'icepack:started',
+  /** `{attempt, runId, end}`: how that attempt's run ended, recorded before it is reported. */
+  ended: 'icepack:ended',
+  /** Runner errors in a row (run state unknown), for the attempt in `attempt`. */
+  runnerErrors: 'icepack:runner-errors',
 } as const;
+
+interface Ended {
+  readonly attempt: number;
+  /** The run's id as it was reported (the runner may differ after a restart). */
+  readonly runId: string;
+  readonly end: RunEnd;
+}
+
+/** The recorded end of `attempt`'s run, if that run ended. */
+function endOf(recorded: string | null | undefined, attempt: number): Ended | undefined {
+  if (typeof recorded !== 'string') return undefined;
+  const ended = JSON.parse(recorded) as Ended;
+  return ended.attempt === attempt ? ended : undefined;
+}
+
+/** One processing of a job: the task's attempt and the run it names. */
+interface Run {
+  readonly job: Job;
+  readonly token: string | undefined;
+  readonly task: Task;
+  /** `<task id>@<job timestamp>`: this enqueued job of the task. */
+  readonly taskRun: string;
+  readonly attempt: number;
+  /** The runner's name of (task run, attempt): the events' `runId`. */
+  readonly runId: string;
+}
 
 function minFileSize(task: Task): number | undefined {
   return task.type === 'cleanup' ? undefined : task.parameters.minFileSizeBytes;
@@ -95,6 +125,7 @@ export class TaskWorker {
   }
 
   async start(): Promise<void> {
+    await this.#o.quota.open?.(this.#o.binding);
     await this.#queue.setGlobalConcurrency(this.#o.binding.slots);
     this.#worker = new Worker(this.queueName, (job, token) => this.#traced(job, token), {
       connection: this.#o.connection,
@@ -113,6 +144,7 @@ export class TaskWorker {
   async close(force = false): Promise<void> {
     await this.#worker?.close(force);
     await this.#queue.close();
+    await this.#o.quota.close?.();
   }
 
   #jobKey(job: Job): string {
@@ -122,7 +154,9 @@ export class TaskWorker {
   async #event(
     task: Task,
     status: TaskStatus,
-    extra: Partial<Pick<TaskEvent, 'reason' | 'before' | 'after' | 'error' | 'attempt'>> = {},
+    extra: Partial<
+      Pick<TaskEvent, 'reason' | 'before' | 'after' | 'error' | 'attempt' | 'runId'>
+    > = {},
   ): Promise<void> {
     try {
       await this.#o.sink.taskEvent({
@@ -173,24 +207,63 @@ export class TaskWorker {
     } catch (error) {
       throw new UnrecoverableError(`invalid task: ${(error as Error).message}`);
     }
-    const { binding } = this.#o;
-    const redis = this.#o.connection;
-    const key = this.#jobKey(job);
-    const [attemptText, savedBefore, startedText] = await redis.hmget(
-      key,
-      Field.attempt,
-      Field.before,
-      Field.started,
-    );
+    const [attemptText, savedBefore, startedText, endedText, runnerErrorsText] =
+      await this.#o.connection.hmget(
+        this.#jobKey(job),
+        Field.attempt,
+        Field.before,
+        Field.started,
+        Field.ended,
+        Field.runnerErrors,
+      );
     const attempt = Number(attemptText ?? '1');
-    const runId = `${task.id}@${String(job.timestamp)}`;
-    const log = this.#o.logger.child({ taskId: task.id, attempt, queue: this.queueName });
+    const taskRun = `${task.id}@${String(job.timestamp)}`;
+    const runId = this.#o.runner.runName({ taskRun, attempt, task });
+    const run: Run = { job, token, task, taskRun, attempt, runId };
+    const log = this.#o.logger.child({ taskId: task.id, runId, attempt, queue: this.queueName });
+    const saved =
+      typeof savedBefore === 'string' ? (JSON.parse(savedBefore) as HealthFigures) : undefined;
 
+    // This attempt's run ended but its dispatcher died before the job was completed. Report
+    // it (again: events are at-least-once) and never ask the runner: it may have forgotten the
+    // run (an application deleted after its TTL, another runner) and would launch it anew.
+    const ended = endOf(endedText, attempt);
+    if (ended !== undefined) {
+      log.info('the run ended before a restart: reporting it, not running it again');
+      return this.#report({ ...run, runId: ended.runId }, ended.end, saved);
+    }
+
+    const progress = { started: startedText === String(attempt) };
+    let followed: { end: RunEnd; before: HealthFigures | undefined };
+    try {
+      followed = await this.#launchAndFollow(run, progress, saved, log);
+    } catch (error) {
+      if (error instanceof DelayedError) throw error; // waiting for quota
+      const errors = Number(runnerErrorsText ?? '0') + 1;
+      return this.#runnerError(run, error as Error, errors, progress.started, saved);
+    }
+    const record: Ended = { attempt, runId, end: followed.end };
+    await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
+    return this.#report(run, followed.end, followed.before);
+  }
+
+  /**
+   * Launches the attempt's run — or finds it launched — after the quota check, and follows it
+   * to its end. Throws `DelayedError` when the task must wait for quota. Sets
+   * `progress.started` once the attempt is recorded as started.
+   */
+  async #launchAndFollow(
+    run: Run,
+    progress: { started: boolean },
+    saved: HealthFigures | undefined,
+    log: Logger,
+  ): Promise<{ end: RunEnd; before: HealthFigures | undefined }> {
+    const { job, task, taskRun, attempt, runId } = run;
+    const { binding, runner } = this.#o;
     // `started` is recorded before every launch: without it this attempt never launched, and
     // the runner need not be asked (one API call less on the hot path).
     const launched =
-      startedText === String(attempt) &&
-      (await this.#o.runner.isLaunched({ runId, attempt, binding, task }));
+      progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
     const decision = sizeJob(
       {
@@ -202,34 +275,30 @@ export class TaskWorker {
       },
       this.#o.sizing,
     );
-    const claimId = `${runId}#${String(attempt)}`;
+    const claimId = `${taskRun}#${String(attempt)}`;
     if (
       !launched &&
       (!decision.fits || !(await this.#o.quota.acquire(binding, claimId, decision.size.request)))
     ) {
       const reason = decision.fits ? 'quota claimed by another task' : decision.reason;
       log.info({ reason }, 'waiting for quota');
-      await this.#event(task, 'updated', { reason: `waiting for quota: ${reason}` });
-      await job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, token);
+      await this.#event(task, 'updated', { runId, reason: `waiting for quota: ${reason}` });
+      await job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
       throw new DelayedError();
     }
 
-    const before: HealthFigures | undefined =
-      typeof savedBefore === 'string'
-        ? (JSON.parse(savedBefore) as HealthFigures)
-        : await this.#figures(task);
-    if (startedText !== String(attempt)) {
-      await this.#event(task, 'started', { attempt, ...(before ? { before } : {}) });
-      await redis.hset(key, {
+    const before = saved ?? (await this.#figures(task));
+    if (!progress.started) {
+      await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
+      await this.#o.connection.hset(this.#jobKey(job), {
         [Field.started]: String(attempt),
         ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
       });
+      progress.started = true;
     }
-
-    let outcome: RunOutcome;
     try {
-      outcome = await this.#o.runner.run({
-        runId,
+      const { reattached, ...end } = await runner.run({
+        taskRun,
         task,
         attempt,
         binding,
@@ -242,28 +311,56 @@ export class TaskWorker {
         // span is a child of this dispatch.
         ...traceparentOf(task),
       });
-    } catch (error) {
-      outcome = {
-        ok: false,
-        reattached: false,
-        error: { kind: 'runner', message: (error as Error).message, retryable: true },
-      };
+      if (reattached) log.info('followed an existing run (no second launch)');
+      return { end, before };
     } finally {
       await this.#o.quota.release(binding, claimId);
     }
-    if (outcome.reattached) log.info('followed an existing run (no second launch)');
+  }
 
-    if (outcome.ok) {
+  /** Reports how a run ended: success, a retry (next attempt) or the task's failure. */
+  async #report(run: Run, end: RunEnd, before: HealthFigures | undefined): Promise<unknown> {
+    const { task, attempt, runId } = run;
+    if (end.ok) {
       const after = await this.#figures(task);
       await this.#event(task, 'succeeded', {
         attempt,
+        runId,
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),
       });
       await this.#rescan(task);
-      return outcome.result;
+      return end.result;
     }
-    return this.#failed(job, token, task, attempt, outcome.error, before);
+    return this.#failed(run, end.error, before);
+  }
+
+  /**
+   * The runner failed to launch or to follow the run (API server unreachable, …): the run's
+   * state is unknown and it may still be going. Try the same attempt again after a backoff —
+   * it re-attaches to the run, or launches it under the same name — rather than a new
+   * attempt, which would be a second run beside a live one. Before the attempt started (the
+   * quota read failed) the task is only put back: `updated`, not `retrying`.
+   */
+  async #runnerError(
+    run: Run,
+    cause: Error,
+    errors: number,
+    started: boolean,
+    before: HealthFigures | undefined,
+  ): Promise<never> {
+    const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
+    this.#o.logger.warn({ err: cause, taskId: run.task.id, runId: run.runId }, 'runner error');
+    if (errors >= this.#o.maxAttempts) return this.#giveUp(run, error, before);
+    const delay = this.#o.backoffMs * 2 ** (errors - 1);
+    return this.#retryLater(
+      run,
+      started ? 'retrying' : 'updated',
+      { [Field.runnerErrors]: String(errors) },
+      error,
+      delay,
+      `runner error ${String(errors)} of ${String(this.#o.maxAttempts)}: the same run again in ${String(Math.round(delay / 1000))}s`,
+    );
   }
 
   async #rescan(task: Task): Promise<void> {
@@ -274,33 +371,50 @@ export class TaskWorker {
     }
   }
 
-  async #failed(
-    job: Job,
-    token: string | undefined,
-    task: Task,
-    attempt: number,
+  /** A failed run: a retryable failure with attempts left is tried again as a new attempt. */
+  #failed(run: Run, error: TaskError, before: HealthFigures | undefined): Promise<never> {
+    const { attempt } = run;
+    if (!error.retryable || attempt >= this.#o.maxAttempts) return this.#giveUp(run, error, before);
+    const delay = this.#o.backoffMs * 2 ** (attempt - 1);
+    return this.#retryLater(
+      run,
+      'retrying',
+      { [Field.attempt]: String(attempt + 1), [Field.runnerErrors]: '0' },
+      error,
+      delay,
+      `retry ${String(attempt + 1)} of ${String(this.#o.maxAttempts)} in ${String(Math.round(delay / 1000))}s`,
+    );
+  }
+
+  async #retryLater(
+    run: Run,
+    status: 'retrying' | 'updated',
+    fields: Record<string, string>,
     error: TaskError,
-    before: HealthFigures | undefined,
+    delayMs: number,
+    reason: string,
   ): Promise<never> {
-    if (error.retryable && attempt < this.#o.maxAttempts) {
-      const delay = this.#o.backoffMs * 2 ** (attempt - 1);
-      await this.#o.connection.hset(this.#jobKey(job), Field.attempt, String(attempt + 1));
-      await this.#event(task, 'retrying', {
-        attempt,
-        error,
-        reason: `retry ${String(attempt + 1)} of ${String(this.#o.maxAttempts)} in ${String(Math.round(delay / 1000))}s`,
-      });
-      await job.moveToDelayed(Date.now() + delay, token);
-      throw new DelayedError();
-    }
-    await this.#event(task, 'failed', {
-      attempt,
+    await this.#o.connection.hset(this.#jobKey(run.job), fields);
+    await this.#event(run.task, status, {
+      attempt: run.attempt,
+      runId: run.runId,
+      error,
+      reason,
+    });
+    await run.job.moveToDelayed(Date.now() + delayMs, run.token);
+    throw new DelayedError();
+  }
+
+  async #giveUp(run: Run, error: TaskError, before: HealthFigures | undefined): Promise<never> {
+    await this.#event(run.task, 'failed', {
+      attempt: run.attempt,
+      runId: run.runId,
       error,
       reason: error.message,
       ...(before ? { before } : {}),
     });
     // A failed task may have committed partial progress: let the scanner look again.
-    await this.#rescan(task);
+    await this.#rescan(run.task);
     throw new UnrecoverableError(`${error.kind}: ${error.message}`);
   }
 }

@@ -7,7 +7,7 @@ import type { TaskError } from '@icepack/types';
 import { errorWithoutResult, jobResultSchema } from './job-result.ts';
 import { processAlive, signalGroup } from './local-process.ts';
 import { runKey } from './run-key.ts';
-import type { RunEnd, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
+import type { RunEnd, RunKey, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
 
 const cacheDir = process.env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
 
@@ -75,14 +75,19 @@ export class LocalRunner implements SparkRunner {
     };
   }
 
-  /** The run directory of an attempt (tests read `runs.log` there). */
-  runDir(runId: string, attempt: number): string {
-    return join(this.opts.stateDir, runKey(runId, attempt));
+  /** The run directory's name: the run id. */
+  runName(key: RunKey): string {
+    return runKey(key.taskRun, key.attempt);
   }
 
-  async isLaunched(request: Pick<RunRequest, 'runId' | 'attempt'>): Promise<boolean> {
+  /** The run directory of an attempt (tests read `runs.log` there). */
+  runDir(key: RunKey): string {
+    return join(this.opts.stateDir, this.runName(key));
+  }
+
+  async isLaunched(request: RunKey): Promise<boolean> {
     try {
-      await access(join(this.runDir(request.runId, request.attempt), 'launched'));
+      await access(join(this.runDir(request), 'launched'));
       return true;
     } catch {
       return false;
@@ -90,7 +95,7 @@ export class LocalRunner implements SparkRunner {
   }
 
   async run(request: RunRequest): Promise<RunOutcome> {
-    const dir = this.runDir(request.runId, request.attempt);
+    const dir = this.runDir(request);
     await mkdir(dir, { recursive: true });
     const done = await this.readResult(dir);
     if (done !== undefined) return { ...done, reattached: true };
@@ -136,7 +141,7 @@ export class LocalRunner implements SparkRunner {
       '--master',
       `local[${String(cores)}]`,
       '--name',
-      `icepack-${request.task.type}-${runKey(request.runId, request.attempt)}`,
+      `icepack-${request.task.type}-${this.runName(request)}`,
       '--driver-memory',
       `${String(memoryMiB)}m`,
     ];
@@ -190,7 +195,7 @@ export class LocalRunner implements SparkRunner {
     await rename(join(dir, 'pid.tmp'), join(dir, 'pid'));
     await appendFile(
       join(dir, 'runs.log'),
-      `${JSON.stringify({ ...record, taskId: request.task.id, runId: request.runId, attempt: request.attempt })}\n`,
+      `${JSON.stringify({ ...record, taskId: request.task.id, runId: this.runName(request), taskRun: request.taskRun, attempt: request.attempt })}\n`,
     );
     return record;
   }

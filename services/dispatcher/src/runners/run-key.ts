@@ -5,7 +5,7 @@ export function taskHash(taskId: string, length = 16): string {
   return createHash('sha256').update(taskId).digest('hex').slice(0, length);
 }
 
-/** Directory name of one run of a task: the same for a retry of the same attempt. */
-export function runKey(taskId: string, attempt: number): string {
-  return `${taskHash(taskId)}-a${String(attempt)}`;
+/** Directory name of one run (task run, attempt): the same when it is re-attached. */
+export function runKey(taskRun: string, attempt: number): string {
+  return `${taskHash(taskRun)}-a${String(attempt)}`;
 }

@@ -34,16 +34,18 @@ function slug(text: string, max: number): string {
 }
 
 /**
- * The SparkApplication name of a run: deterministic from (run id, attempt), DNS-1123, at most
- * 50 characters (the operator derives longer pod and service names from it; 63 is the cap).
- * `ip-merge-orders-3f9c2a1b7d4e-a1`: readable part + a hash that makes it unique.
+ * The SparkApplication name of a run: deterministic from (task run, attempt), DNS-1123, at
+ * most 50 characters (the operator derives longer pod and service names from it; 63 is the
+ * cap). `ip-merge-orders-3f9c2a1b7d4e-a1`: readable part + a hash that makes it unique. It is
+ * the run's `runId` in task events. Never change the scheme lightly: a dispatcher re-attaches
+ * to a run by this name, so a new scheme would relaunch the runs in flight during an upgrade.
  */
 export function applicationName(
   task: Pick<Task, 'type' | 'table'>,
-  runId: string,
+  taskRun: string,
   attempt: number,
 ): string {
-  const tail = `-${taskHash(runId, 12)}-a${String(attempt)}`;
+  const tail = `-${taskHash(taskRun, 12)}-a${String(attempt)}`;
   const head = `ip-${task.type}`;
   const room = MAX_NAME - head.length - tail.length - 1;
   const readable = slug(task.table.name, room);
@@ -70,10 +72,10 @@ export function sparkApplication(
   options: ApplicationOptions,
 ): Record<string, unknown> {
   const { task, size, binding, catalog } = request;
-  const name = applicationName(task, request.runId, request.attempt);
+  const name = applicationName(task, request.taskRun, request.attempt);
   const labels = {
     [Labels.taskId]: taskHash(task.id, 32),
-    [Labels.runId]: taskHash(request.runId, 32),
+    [Labels.runId]: name,
     [Labels.catalog]: binding.catalog,
     [Labels.taskType]: task.type,
     [Labels.attempt]: String(request.attempt),

@@ -1,6 +1,7 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskError } from '@icepack/types';
+import { kubeClients } from '../adapters/kube-client.ts';
 import { errorFromExitCode } from './job-result.ts';
 import {
   applicationName,
@@ -8,7 +9,7 @@ import {
   SPARK_API,
   type ApplicationOptions,
 } from './spark-application.ts';
-import type { RunEnd, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
+import type { RunEnd, RunKey, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
 
 export interface SparkOperatorRunnerOptions extends Partial<ApplicationOptions> {
   readonly kubeConfig: KubeConfig;
@@ -59,7 +60,7 @@ export function errorFromStatus(status: AppStatus): TaskError {
 
 /**
  * Runs a task as a SparkApplication (`sparkoperator.k8s.io/v1beta2`) in the binding's
- * namespace. The name is deterministic per (run, attempt): after a restart `create` answers
+ * namespace. The name is deterministic per (task run, attempt): after a restart `create` answers
  * 409 and the runner follows the existing application instead of launching another.
  */
 export class SparkOperatorRunner implements SparkRunner {
@@ -69,7 +70,7 @@ export class SparkOperatorRunner implements SparkRunner {
   readonly #pollMs: number;
 
   constructor(options: SparkOperatorRunnerOptions) {
-    this.#api = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#api = kubeClients(options.kubeConfig).make(CustomObjectsApi);
     this.#pollMs = options.pollMs ?? 2_000;
     this.#app = {
       image: options.image ?? 'ghcr.io/icepack/spark-job:latest',
@@ -95,17 +96,18 @@ export class SparkOperatorRunner implements SparkRunner {
     }
   }
 
-  async isLaunched(
-    request: Pick<RunRequest, 'runId' | 'attempt' | 'binding' | 'task'>,
-  ): Promise<boolean> {
-    const name = applicationName(request.task, request.runId, request.attempt);
-    return (await this.#get(request.binding.namespace, name)) !== undefined;
+  runName(key: RunKey): string {
+    return applicationName(key.task, key.taskRun, key.attempt);
+  }
+
+  async isLaunched(request: RunKey & Pick<RunRequest, 'binding'>): Promise<boolean> {
+    return (await this.#get(request.binding.namespace, this.runName(request))) !== undefined;
   }
 
   /** Creates the application, or finds it when it exists (409): `true` when it existed. */
   async submit(request: RunRequest): Promise<{ name: string; existed: boolean }> {
     const body = sparkApplication(request, this.#app);
-    const name = applicationName(request.task, request.runId, request.attempt);
+    const name = this.runName(request);
     try {
       await this.#api.createNamespacedCustomObject({
         ...SPARK_API,

@@ -15,12 +15,13 @@ export interface CatalogConnection {
 
 export interface RunRequest {
   /**
-   * Unique per enqueued job (task id + the job's creation time): a later task under the same
-   * task id is a new run, never mistaken for an old one.
+   * The enqueued job this run belongs to (`<task id>@<job timestamp>`): task ids repeat for
+   * every task of a type on a table, so a later task under the same id is a new task run,
+   * never mistaken for an old one.
    */
-  readonly runId: string;
+  readonly taskRun: string;
   readonly task: Task;
-  /** 1 for the first run; a run is identified by (task id, attempt). */
+  /** 1 for the first run; a run is identified by (task run, attempt). */
   readonly attempt: number;
   readonly binding: Binding;
   readonly size: JobSize;
@@ -42,8 +43,11 @@ export type RunEnd =
 /** `reattached`: this call followed a run launched earlier instead of launching one. */
 export type RunOutcome = RunEnd & { readonly reattached: boolean };
 
+/** What names a run: the task run and the attempt. */
+export type RunKey = Pick<RunRequest, 'taskRun' | 'attempt' | 'task'>;
+
 /**
- * Runs one task attempt to its end. Idempotent per (task id, attempt): calling `run` again
+ * Runs one task attempt to its end. Idempotent per (task run, attempt): calling `run` again
  * for an attempt that was launched before (by this or a crashed process) follows that run
  * instead of starting a second one.
  */
@@ -51,5 +55,10 @@ export interface SparkRunner {
   readonly kind: string;
   run(request: RunRequest): Promise<RunOutcome>;
   /** Was this attempt launched already (by any dispatcher)? Such a run skips the quota check. */
-  isLaunched(request: Pick<RunRequest, 'runId' | 'attempt' | 'binding' | 'task'>): Promise<boolean>;
+  isLaunched(request: RunKey & Pick<RunRequest, 'binding'>): Promise<boolean>;
+  /**
+   * The run's name on this runner (SparkApplication name, run directory): the task events'
+   * `runId`. Deterministic per (task run, attempt), so a re-attach reports the same id.
+   */
+  runName(key: RunKey): string;
 }

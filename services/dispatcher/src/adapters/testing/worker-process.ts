@@ -9,7 +9,7 @@ import { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../../runners/spark-runner.ts';
 import { LocalBudgetQuota } from '../quota.ts';
 import { CatalogTableHealth } from '../table-health.ts';
-import { KafkaDispatchSink } from '../task-events.ts';
+import { KafkaDispatchSink, type DispatchSink } from '../task-events.ts';
 import { TaskWorker } from '../task-worker.ts';
 import { testBinding } from './test-binding.ts';
 
@@ -22,6 +22,13 @@ interface WorkerProcessConfig {
   readonly runner: 'local' | 'spark-operator';
   readonly kubeUrl?: string;
   readonly lockMs: number;
+  /** SparkApplication `timeToLiveSeconds`. Default the runner's. */
+  readonly ttlSeconds?: number;
+  /**
+   * Die (SIGKILL itself) right after publishing a task's outcome event: the crash point
+   * between reporting a run's end and BullMQ completing the job.
+   */
+  readonly crashAfterOutcome?: boolean;
 }
 
 const config = JSON.parse(process.env.ICEPACK_TEST_WORKER ?? '{}') as WorkerProcessConfig;
@@ -42,8 +49,23 @@ if (config.runner === 'local') {
     contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
     currentContext: 'fake',
   });
-  runner = new SparkOperatorRunner({ kubeConfig: kc, pollMs: 500 });
+  runner = new SparkOperatorRunner({
+    kubeConfig: kc,
+    pollMs: 500,
+    ...(config.ttlSeconds === undefined ? {} : { timeToLiveSeconds: config.ttlSeconds }),
+  });
 }
+const kafkaSink = new KafkaDispatchSink(producer);
+const sink: DispatchSink = config.crashAfterOutcome
+  ? {
+      taskEvent: async (event) => {
+        await kafkaSink.taskEvent(event);
+        if (event.status === 'succeeded' || event.status === 'failed')
+          process.kill(process.pid, 'SIGKILL');
+      },
+      requestScan: (table, taskId) => kafkaSink.requestScan(table, taskId),
+    }
+  : kafkaSink;
 const worker = new TaskWorker({
   binding: testBinding(config.catalogName, {
     runner: config.runner,
@@ -52,7 +74,7 @@ const worker = new TaskWorker({
   connection: redis,
   runner,
   quota: new LocalBudgetQuota({ redis, prefix: `crash-${config.catalogName}` }),
-  sink: new KafkaDispatchSink(producer),
+  sink,
   health: new CatalogTableHealth(() => catalog),
   catalog: { name: config.catalogName, uri: config.catalogUri },
   logger,

@@ -8,7 +8,7 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { parseJobOutput } from '../job-result.ts';
-import { SPARK_API } from '../spark-application.ts';
+import { Annotations, SPARK_API } from '../spark-application.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..', '..');
 const cacheDir = process.env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
@@ -34,9 +34,28 @@ interface Spec {
 }
 
 interface App {
-  metadata: { name: string; namespace: string; uid?: string };
-  spec: Spec;
-  status?: { applicationState?: { state?: string } };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+  };
+  spec: Spec & { timeToLiveSeconds?: number };
+  status?: { applicationState?: { state?: string }; terminationTime?: string };
+}
+
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'SUBMISSION_FAILED']);
+
+/** Like the operator: `timeToLiveSeconds` after its termination an application is deleted. */
+function expired(app: App, now: number): boolean {
+  const ttl = app.spec.timeToLiveSeconds;
+  const ended = Date.parse(app.status?.terminationTime ?? '');
+  return (
+    ttl !== undefined &&
+    TERMINAL.has(app.status?.applicationState?.state ?? '') &&
+    Number.isFinite(ended) &&
+    now > ended + ttl * 1000
+  );
 }
 
 /**
@@ -45,11 +64,14 @@ interface App {
  * `status.applicationState` like the operator: SUBMITTED → RUNNING → COMPLETED | FAILED.
  * Like the operator it reports a failed driver as `driver container failed with ExitCode: N`;
  * unlike it, it appends the job's own error message (the driver's termination message).
- * Deleting an application kills its run.
+ * Deleting an application kills its run; a finished one is deleted `timeToLiveSeconds` after
+ * its `status.terminationTime`, as the operator garbage-collects it.
  */
 export class StandinOperator {
   /** Launches per application name: the "exactly one Spark run" evidence. */
   readonly launches = new Map<string, number>();
+  /** Every launch in order: application name and its task (annotation), kept after deletion. */
+  readonly launchLog: { name: string; taskId: string | undefined }[] = [];
   readonly #api: CustomObjectsApi;
   readonly #o: Required<StandinOperatorOptions>;
   readonly #running = new Map<string, ChildProcess>();
@@ -61,6 +83,11 @@ export class StandinOperator {
     this.#o = { imageRoot: repoRoot, pollMs: 300, maxCores: 2, ...options };
   }
 
+  /** Launches of a task's applications, whatever their names and even if since deleted. */
+  launchesOf(taskId: string): number {
+    return this.launchLog.filter((launch) => launch.taskId === taskId).length;
+  }
+
   start(): void {
     this.#timer = setInterval(() => void this.#tick(), this.#o.pollMs);
   }
@@ -70,13 +97,17 @@ export class StandinOperator {
     for (const child of this.#running.values()) child.kill('SIGKILL');
   }
 
-  async #status(app: App, applicationState: Record<string, string>): Promise<void> {
+  async #status(
+    app: App,
+    applicationState: Record<string, string>,
+    extra: Record<string, string> = {},
+  ): Promise<void> {
     await this.#api.patchNamespacedCustomObjectStatus(
       {
         ...SPARK_API,
         namespace: app.metadata.namespace,
         name: app.metadata.name,
-        body: { status: { applicationState } },
+        body: { status: { applicationState, ...extra } },
       },
       merge,
     );
@@ -93,6 +124,12 @@ export class StandinOperator {
         present.add(key);
         if ((app.status?.applicationState?.state ?? '') === '' && !this.#running.has(key))
           await this.#launch(key, app);
+        else if (expired(app, Date.now()))
+          await this.#api.deleteNamespacedCustomObject({
+            ...SPARK_API,
+            namespace: app.metadata.namespace,
+            name: app.metadata.name,
+          });
       }
       for (const [key, child] of this.#running) {
         if (!present.has(key)) {
@@ -144,6 +181,10 @@ export class StandinOperator {
     });
     this.#running.set(key, child);
     this.launches.set(app.metadata.name, (this.launches.get(app.metadata.name) ?? 0) + 1);
+    this.launchLog.push({
+      name: app.metadata.name,
+      taskId: app.metadata.annotations?.[Annotations.taskId],
+    });
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('close', (code) => {
@@ -158,7 +199,9 @@ export class StandinOperator {
               state: 'FAILED',
               errorMessage: `driver container failed with ExitCode: ${String(code)}, Reason: Error${detail}`,
             };
-      void this.#status(app, state).catch(() => undefined);
+      void this.#status(app, state, { terminationTime: new Date().toISOString() }).catch(
+        () => undefined,
+      );
     });
     await this.#status(app, { state: 'RUNNING' });
   }

@@ -1,0 +1,199 @@
+// The worker's bookkeeping around a run, against the real Redis with a scripted runner (no
+// Spark): what it does when the runner fails, and when a job comes back after its run ended.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger } from '@icepack/runtime';
+import {
+  queueNameForCatalog,
+  sampleMergeTask,
+  sampleTableId,
+  type HealthFigures,
+  type Task,
+} from '@icepack/types';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import type { QuotaGate } from './quota.ts';
+import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
+import { TaskWorker } from './task-worker.ts';
+import { testBinding } from './testing/test-binding.ts';
+
+const infra = inject('infra');
+const prefix = `icepack-worker-test-${Math.random().toString(36).slice(2, 8)}`;
+const logger = createLogger({ service: 'task-worker-test', level: 'silent' });
+const figures: HealthFigures = {
+  dataFiles: 9,
+  smallFiles: 8,
+  deleteFiles: 0,
+  snapshots: 3,
+  bytes: 1,
+};
+
+/** A runner that plays a script: one step per `run` call. */
+class ScriptedRunner implements SparkRunner {
+  readonly kind = 'scripted';
+  readonly calls: { taskRun: string; attempt: number }[] = [];
+  readonly #steps: ((request: RunRequest) => Promise<RunOutcome>)[];
+
+  constructor(steps: ((request: RunRequest) => Promise<RunOutcome>)[]) {
+    this.#steps = steps;
+  }
+
+  runName(key: RunKey): string {
+    return `run-${String(key.attempt)}`;
+  }
+
+  isLaunched(): Promise<boolean> {
+    return Promise.resolve(this.calls.length > 0);
+  }
+
+  run(request: RunRequest): Promise<RunOutcome> {
+    this.calls.push({ taskRun: request.taskRun, attempt: request.attempt });
+    const step = this.#steps.shift();
+    if (step === undefined) throw new Error('the runner was called more often than scripted');
+    return step(request);
+  }
+}
+
+const succeeds = (): Promise<RunOutcome> => Promise.resolve({ ok: true, reattached: false });
+
+const roomyQuota: QuotaGate = {
+  room: () => Promise.resolve({}),
+  acquire: () => Promise.resolve(true),
+  release: () => Promise.resolve(),
+};
+
+let redis: Redis;
+const open: { worker: TaskWorker; queue: Queue }[] = [];
+
+function setup(
+  catalog: string,
+  runner: SparkRunner,
+  options: { sink?: DispatchSink; quota?: QuotaGate; lockDurationMs?: number } = {},
+) {
+  const sink = options.sink ?? new InMemoryDispatchSink();
+  const worker = new TaskWorker({
+    binding: testBinding(catalog),
+    connection: redis,
+    runner,
+    quota: options.quota ?? roomyQuota,
+    sink,
+    health: { read: () => Promise.resolve(figures) },
+    catalog: { name: catalog, uri: 'http://127.0.0.1:1' },
+    logger,
+    prefix,
+    backoffMs: 50,
+    lockDurationMs: options.lockDurationMs ?? 5_000,
+  });
+  const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
+  open.push({ worker, queue });
+  return { worker, queue, sink };
+}
+
+function taskOf(catalog: string): Task {
+  return sampleMergeTask({ table: sampleTableId({ catalog, namespace: ['db'], name: 't' }) });
+}
+
+async function enqueue(queue: Queue, task: Task): Promise<void> {
+  await queue.add(task.type, task, { jobId: task.id, removeOnComplete: true, removeOnFail: true });
+}
+
+/** Polls until `probe` holds; no timing assertion. */
+async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1_000; i += 1) {
+    if (await probe()) return;
+    await sleep(20);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeAll(() => {
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+});
+
+afterEach(async () => {
+  for (const { worker, queue } of open.splice(0)) {
+    await worker.close(true);
+    await queue.obliterate({ force: true });
+    await queue.close();
+  }
+});
+
+afterAll(() => {
+  redis.disconnect();
+});
+
+describe('TaskWorker', () => {
+  it('follows the same run again after a runner error instead of launching a new attempt', async () => {
+    const runner = new ScriptedRunner([
+      () => Promise.reject(new Error('socket hang up')),
+      () => Promise.resolve({ ok: true, reattached: true }),
+    ]);
+    const { worker, queue, sink } = setup('worker-runner-error', runner);
+    await worker.start();
+    const task = taskOf('worker-runner-error');
+    await enqueue(queue, task);
+    const sunk = sink as InMemoryDispatchSink;
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+    // Both calls were for attempt 1 of the same task run: the run was followed, not relaunched.
+    expect(runner.calls).toHaveLength(2);
+    expect(new Set(runner.calls.map((c) => `${c.taskRun} ${String(c.attempt)}`)).size).toBe(1);
+    expect(sunk.events.map((e) => [e.status, e.attempt, e.runId, e.error?.kind])).toEqual([
+      ['started', 1, 'run-1', undefined],
+      ['retrying', 1, 'run-1', 'runner'],
+      ['succeeded', 1, 'run-1', undefined],
+    ]);
+  });
+
+  it('puts a task back (updated, not retrying) when the quota cannot be read, and loses it not', async () => {
+    let reads = 0;
+    const flakyQuota: QuotaGate = {
+      ...roomyQuota,
+      room: () =>
+        reads++ === 0
+          ? Promise.reject(new Error('connect ECONNREFUSED'))
+          : roomyQuota.room(testBinding('x')),
+    };
+    const runner = new ScriptedRunner([succeeds]);
+    const { worker, queue, sink } = setup('worker-quota-error', runner, { quota: flakyQuota });
+    await worker.start();
+    await enqueue(queue, taskOf('worker-quota-error'));
+    const sunk = sink as InMemoryDispatchSink;
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+    expect(sunk.events.map((e) => e.status)).toEqual(['updated', 'started', 'succeeded']);
+    expect(sunk.events[0]?.reason).toMatch(/runner error 1 of 3/);
+    expect(runner.calls).toHaveLength(1);
+  });
+
+  it('reports a run that ended before its dispatcher died, and does not run it again', async () => {
+    const catalog = 'worker-ended';
+    // The first dispatcher hangs right after it reported the outcome (as if killed there):
+    // the job stays active until its lock lapses.
+    const first = new InMemoryDispatchSink();
+    const hangingSink: DispatchSink = {
+      taskEvent: (event) => first.taskEvent(event),
+      requestScan: () => new Promise<void>(() => undefined),
+    };
+    const one = setup(catalog, new ScriptedRunner([succeeds]), {
+      sink: hangingSink,
+      lockDurationMs: 1_000,
+    });
+    await one.worker.start();
+    const task = taskOf(catalog);
+    await enqueue(one.queue, task);
+    await until('the first outcome', () => first.events.some((e) => e.status === 'succeeded'));
+    await one.worker.close(true);
+    // The next dispatcher's runner has forgotten the run (as after a SparkApplication's TTL).
+    const forgetful = new ScriptedRunner([]);
+    const two = setup(catalog, forgetful, { lockDurationMs: 1_000 });
+    await two.worker.start();
+    await until(
+      'the job to be completed',
+      async () => (await two.queue.getJob(task.id)) === undefined,
+    );
+    expect(forgetful.calls).toEqual([]);
+    const second = two.sink as InMemoryDispatchSink;
+    expect(second.events.map((e) => [e.status, e.runId])).toEqual([['succeeded', 'run-1']]);
+    expect(second.events[0]?.before).toEqual(figures);
+  });
+});
