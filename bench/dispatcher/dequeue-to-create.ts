@@ -7,6 +7,7 @@
 // quota read (the watch-fed ResourceQuota cache; a list until the watch has synced), sizing,
 // quota claim, `started` event (in-memory sink: Kafka is left out) and its Redis record,
 // SparkApplication create. The run is not followed: the runner returns once it is created.
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -61,6 +62,18 @@ const apiProcess = spawn(
   [resolve(import.meta.dirname, '..', '..', 'test', 'src', 'k8s', 'main.ts')],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
+/** CPU time (user + system) of the API server process so far, from /proc (Linux). */
+function apiCpuMs(): number {
+  try {
+    const fields = readFileSync(`/proc/${String(apiProcess.pid)}/stat`, 'utf8')
+      .split(') ')[1]
+      ?.split(' ');
+    // utime and stime, fields 14 and 15 of stat: in clock ticks (100 per second on Linux).
+    return (Number(fields?.[11]) + Number(fields?.[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
 const apiUrl = await new Promise<string>((ok) =>
   apiProcess.stdout.once('data', (chunk: Buffer) => ok(chunk.toString().trim())),
 );
@@ -98,6 +111,7 @@ for (let i = 0; i < total; i += 1) {
 
 const latencies: number[] = [];
 const started = Date.now();
+const cpuStart = { dispatcher: process.cpuUsage(), api: apiCpuMs() };
 let finish: () => void = () => undefined;
 const allDone = new Promise<void>((ok) => (finish = ok));
 const workers = names.map(
@@ -120,6 +134,11 @@ const workers = names.map(
 for (const worker of workers) await worker.start();
 await allDone;
 const wall = Date.now() - started;
+const cpuUsed = process.cpuUsage(cpuStart.dispatcher);
+const cpuPerDispatch = {
+  dispatcher: (cpuUsed.user + cpuUsed.system) / 1000 / total,
+  api: (apiCpuMs() - cpuStart.api) / total,
+};
 for (const worker of workers) await worker.close();
 for (const queue of queues) {
   await queue.obliterate({ force: true });
@@ -144,6 +163,8 @@ console.log(
     '```',
     '',
     `tasks ${String(total)} across ${String(catalogs)} catalogs, ${String(slots)} slots each (global concurrency), ${String(apps)} SparkApplications created in ${String(wall)} ms`,
+    '',
+    `CPU per dispatch (the dispatch window): dispatcher process ${cpuPerDispatch.dispatcher.toFixed(2)} ms, API server process ${cpuPerDispatch.api.toFixed(2)} ms`,
     '',
     '| p50 | p90 | p99 | max |',
     '|---|---|---|---|',
