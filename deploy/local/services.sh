@@ -2,6 +2,7 @@
 # Starts, stops and reports the four Icepack services as separate local processes, on the
 # embedded default configuration (deploy/local/icepack.env, overridable from the environment).
 #   services.sh start|stop|status [service ...]
+# `stop` without a service also stops the dispatcher's local Spark runs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export PATH="$(bash "$ICEPACK_ROOT/deploy/local/node.sh"):$PATH"
 
@@ -65,6 +66,46 @@ stop_one() {
   rm -f "$pidfile"
 }
 
+# The dispatcher's state directory as the services see it (icepack.env's default).
+dispatcher_state_dir() {
+  (
+    set -a
+    # shellcheck source=/dev/null
+    source "$ICEPACK_ROOT/deploy/local/icepack.env"
+    echo "$ICEPACK_DISPATCHER_STATE_DIR"
+  )
+}
+
+# Spark runs of the local runner: detached (own session) so that they survive a dispatcher
+# restart, which re-attaches to them. Stopping the whole stack stops them too; the next start
+# finds them ended without a result and runs them again as a new attempt.
+stop_spark_runs() {
+  local dir pidfile pid stopped=()
+  dir="$(dispatcher_state_dir)"
+  for pidfile in "$dir"/*/pid; do
+    [[ -f "$pidfile" ]] || continue
+    pid="$(grep -o '"pid":[0-9]*' "$pidfile" | cut -d: -f2)"
+    [[ -n "$pid" ]] || continue
+    # Only while that pid is still the run (its command line names the run directory), not a
+    # process that got the number after a reboot.
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$(dirname "$pidfile")" || continue
+    kill -TERM -- "-$pid" 2>/dev/null && stopped+=("$pid")
+  done
+  [[ ${#stopped[@]} -gt 0 ]] || return 0
+  local i alive
+  for ((i = 0; i < 20; i++)); do
+    alive=0
+    for pid in "${stopped[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
+    if ((alive == 0)); then
+      log "stopped ${#stopped[@]} Spark run(s)"
+      return 0
+    fi
+    sleep 1
+  done
+  for pid in "${stopped[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+  log "killed ${#stopped[@]} Spark run(s) that did not stop within 20s"
+}
+
 action="${1:-status}"
 shift || true
 services=("$@")
@@ -79,6 +120,9 @@ case "$action" in
     ;;
   stop)
     for s in "${services[@]}"; do stop_one "$s"; done
+    # The whole stack (./dev down): its Spark runs too. One service alone (a restart) leaves
+    # them for the dispatcher to re-attach to.
+    [[ $# -gt 0 ]] || stop_spark_runs
     ;;
   status)
     for s in "${services[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Spark for the local runner and the table fixtures: PySpark in a cached venv plus the Iceberg
-# Spark runtime jar. Nothing runs in the background; `check` proves the pair works end to end.
+# Spark for the local runner and the table fixtures: PySpark and the job's packages
+# (jobs/spark/requirements.txt) in a cached venv, plus the Iceberg Spark runtime jar. Nothing
+# runs in the background; `check` proves the pair works end to end.
 # Usage: spark.sh install|start|stop|status|wait|up|env|check
 #   env    prints `export ICEPACK_SPARK_JARS=… ICEPACK_PYTHON=…` (eval it)
 #   check  a tiny PySpark job against the local REST catalog (starts the catalog if needed)
@@ -13,6 +14,10 @@ runtime="iceberg-spark-runtime-${ICEPACK_SPARK_LINE}_2.13"
 coord="org.apache.iceberg:$runtime:$ICEPACK_ICEBERG_VERSION"
 jar="$ICEPACK_CACHE/jars/$runtime-$ICEPACK_ICEBERG_VERSION.jar"
 pip_log="$ICEPACK_CACHE/pip.log"
+# The job's own packages (OpenTelemetry for its span), pinned; the stamp records which list
+# the venv holds, so a changed list is installed again.
+job_requirements="$ICEPACK_ROOT/jobs/spark/requirements.txt"
+job_stamp="$venv/.icepack-job-requirements"
 
 venv_ok() {
   [[ -x "$python" ]] && "$python" - "$ICEPACK_PYSPARK_VERSION" <<'PY' 2>/dev/null
@@ -36,10 +41,18 @@ base_python() {
   die "Python 3.9+ with the venv module is required for PySpark"
 }
 
+job_packages_ok() {
+  cmp -s "$job_requirements" "$job_stamp"
+}
+
 install_venv() {
-  venv_ok && return 0
+  venv_ok && job_packages_ok && return 0
   lock "$ICEPACK_CACHE/.venv.lock"
-  venv_ok && return 0
+  venv_ok || create_venv
+  job_packages_ok || install_job_packages
+}
+
+create_venv() {
   local py
   py="$(base_python)"
   log "spark: creating $venv with pyspark==$ICEPACK_PYSPARK_VERSION and pyarrow ($("$py" -V); pip log: $pip_log)"
@@ -49,6 +62,16 @@ install_venv() {
     --no-input --progress-bar off "pyspark==$ICEPACK_PYSPARK_VERSION" pyarrow >"$pip_log" 2>&1 \
     || die "pip install of pyspark/pyarrow failed or timed out (log: $pip_log)"
   venv_ok || die "the venv at $venv still lacks pyspark $ICEPACK_PYSPARK_VERSION (log: $pip_log)"
+}
+
+install_job_packages() {
+  log "spark: installing the job's packages from $job_requirements (pip log: $pip_log)"
+  timeout "$ICEPACK_DOWNLOAD_TIMEOUT" "$python" -m pip install --disable-pip-version-check \
+    --no-input --progress-bar off -r "$job_requirements" >>"$pip_log" 2>&1 \
+    || die "pip install of $job_requirements failed or timed out (log: $pip_log)"
+  "$python" -c 'import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter' \
+    || die "the venv at $venv still lacks the job's packages (log: $pip_log)"
+  cp "$job_requirements" "$job_stamp"
 }
 
 install_jar() {
@@ -73,7 +96,7 @@ cmd_env() {
 
 # Spark runs per job (local mode): there is no daemon to start, stop or wait for.
 cmd_start() { cmd_install; }
-cmd_wait() { venv_ok && [[ -s "$jar" ]]; }
+cmd_wait() { venv_ok && job_packages_ok && [[ -s "$jar" ]]; }
 cmd_stop() { :; }
 cmd_up() {
   cmd_install
@@ -81,7 +104,7 @@ cmd_up() {
 }
 
 cmd_status() {
-  if [[ -s "$jar" ]] && venv_ok; then
+  if [[ -s "$jar" ]] && venv_ok && job_packages_ok; then
     echo "spark    ready    pyspark $ICEPACK_PYSPARK_VERSION ($python)  jars: $jar"
   else
     echo "spark    missing  run: deploy/local/spark.sh install"

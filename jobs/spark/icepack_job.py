@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -256,13 +257,13 @@ def read_task_text(args: argparse.Namespace) -> str:
         raise BadInput(f"cannot read the task file {args.task}: {error.strerror}") from None
 
 
-def load_task(args: argparse.Namespace) -> dict[str, Any]:
+def read_task(args: argparse.Namespace) -> Any:
+    """The task as JSON, not yet checked (parse_task does that)."""
     text = read_task_text(args)
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise BadInput(f"task is not valid JSON: {error}") from None
-    return parse_task(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,6 +457,110 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------------------------------
+# Tracing: one span for the run, a child of the dispatch that started it (TRACEPARENT), sent
+# over OTLP/HTTP when an endpoint is configured. Tracing never fails or changes the job.
+
+TRACES_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+SPAN_SERVICE_NAME = "spark-job"
+# Seconds a finished job may spend handing its span to the collector. Fixed rather than read
+# from OTEL_EXPORTER_OTLP_TIMEOUT: the local runner passes the dispatcher's environment, where
+# that variable is in milliseconds, while Python's exporter reads it as seconds.
+SPAN_EXPORT_TIMEOUT_S = 10.0
+
+
+def tracing_wanted(env: Mapping[str, str]) -> bool:
+    """An OTLP endpoint is set and the SDK is not switched off (OTel's own variables)."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    if env.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
+        return False
+    return any(env.get(name, "").strip() for name in TRACES_ENDPOINT_VARIABLES)
+
+
+def _tracing_warning(what: str, error: BaseException) -> None:
+    # stderr, like Spark's logs: stdout carries the result line only.
+    print(f"icepack_job: {what}, no span for this run: {type(error).__name__}: {error}", file=sys.stderr)
+
+
+class JobSpan:
+    """The run's span, or nothing at all. No method raises: a tracing failure is only logged."""
+
+    def __init__(self, provider: Any = None, span: Any = None) -> None:
+        self._provider = provider
+        self._span = span
+
+    @property
+    def recording(self) -> bool:
+        return self._span is not None
+
+    def describe(self, task: Any) -> None:
+        """Names the span after the task (`job <type>`, like the dispatcher's `dispatch <type>`)
+        and adds its id and table: whatever of them the task, checked or not, has."""
+        if self._span is None or not isinstance(task, dict):
+            return
+        try:
+            if task.get("type") in TASK_TYPES:
+                self._span.update_name(f"job {task['type']}")
+                self._span.set_attribute("icepack.task.type", task["type"])
+            if isinstance(task.get("id"), str):
+                self._span.set_attribute("icepack.task.id", task["id"])
+            table = task.get("table")
+            if isinstance(table, dict) and isinstance(table.get("namespace"), list):
+                parts = [table.get("catalog"), *table["namespace"], table.get("name")]
+                if all(isinstance(part, str) for part in parts):
+                    self._span.set_attribute("icepack.table", ".".join(parts))
+        except Exception as error:  # noqa: BLE001 — see the class comment
+            _tracing_warning("cannot describe the span", error)
+
+    def finish(self, payload: dict[str, Any]) -> None:
+        """Ends the span with the result's outcome and waits (bounded) for its export."""
+        if self._span is None:
+            return
+        try:
+            from opentelemetry.trace import Status, StatusCode
+
+            self._span.set_attribute("icepack.job.exit_code", int(payload["exitCode"]))
+            if payload.get("ok"):
+                self._span.set_status(Status(StatusCode.OK))
+            else:
+                error = payload["error"]
+                self._span.set_attribute("icepack.job.error_kind", error["kind"])
+                self._span.set_status(Status(StatusCode.ERROR, f"{error['kind']}: {error['message']}"))
+            self._span.end()
+            self._provider.shutdown()
+        except Exception as error:  # noqa: BLE001 — see the class comment
+            _tracing_warning("cannot export the span", error)
+
+
+def start_job_span(env: Mapping[str, str]) -> JobSpan:
+    """The run's span when tracing is wanted and the OpenTelemetry SDK is installed."""
+    if not tracing_wanted(env):
+        return JobSpan()
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    except ImportError as error:
+        _tracing_warning("OpenTelemetry is not installed (jobs/spark/requirements.txt)", error)
+        return JobSpan()
+    try:
+        # The exporter finds the endpoint, headers and TLS settings in the OTEL_* variables.
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": SPAN_SERVICE_NAME}), shutdown_on_exit=False
+        )
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(timeout=SPAN_EXPORT_TIMEOUT_S)))
+        carrier = {"traceparent": env["TRACEPARENT"]} if env.get("TRACEPARENT") else {}
+        parent = TraceContextTextMapPropagator().extract(carrier)
+        span = provider.get_tracer("icepack.spark-job").start_span("job", context=parent)
+        return JobSpan(provider, span)
+    except Exception as error:  # noqa: BLE001 — tracing must never fail the job
+        _tracing_warning("cannot start tracing", error)
+        return JobSpan()
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="icepack_job.py", description="Run one Icepack maintenance task.")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -481,9 +586,13 @@ def write_result(payload: dict[str, Any], path: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    span = start_job_span(os.environ)
     task_id: str | None = None
     try:
-        task = load_task(args)
+        value = read_task(args)
+        # Before the checks: a task with bad input is found by its id in the trace too.
+        span.describe(value)
+        task = parse_task(value)
         task_id = task["id"]
         payload = run(args, task)
     except JobError as error:
@@ -497,6 +606,8 @@ def main(argv: list[str] | None = None) -> int:
             message = f"{message} (caused by {chain[-1][0]}: {chain[-1][1]})"
         payload = error_payload(task_id, kind, message)
     write_result(payload, args.result_file)
+    # After the result is safe: a slow collector delays the job's exit, never its result.
+    span.finish(payload)
     return int(payload["exitCode"])
 
 

@@ -7,8 +7,10 @@ import json
 import os
 import sys
 import tempfile
+import socket
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -162,6 +164,49 @@ class MainTest(unittest.TestCase):
             self.assertEqual(job.read_secret({"ICEPACK_CATALOG_TOKEN_FILE": fh.name}, "ICEPACK_CATALOG_TOKEN"), "s3cr3t")
         finally:
             os.unlink(fh.name)
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class TracingTest(unittest.TestCase):
+    """The span itself is checked against a real OTLP receiver in test/src/e2e/job-span.int.test.ts."""
+
+    def test_no_endpoint_means_no_span(self):
+        self.assertFalse(job.start_job_span({"TRACEPARENT": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}).recording)
+
+    def test_the_sdk_switches_are_honoured(self):
+        endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+        self.assertTrue(job.tracing_wanted(endpoint))
+        self.assertTrue(job.tracing_wanted({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}))
+        self.assertFalse(job.tracing_wanted({**endpoint, "OTEL_SDK_DISABLED": "true"}))
+        self.assertFalse(job.tracing_wanted({**endpoint, "OTEL_TRACES_EXPORTER": "none"}))
+
+    def test_a_broken_span_never_raises(self):
+        span = job.JobSpan(provider=object(), span=object())
+        with redirect_stderr(io.StringIO()) as err:
+            span.describe(MERGE)
+            span.finish({"ok": True, "exitCode": 0})
+        self.assertIn("no span for this run", err.getvalue())
+
+    def test_an_unreachable_collector_does_not_change_the_result(self):
+        # With or without the SDK installed: no span (warning) or a failed export, same result.
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{closed_port()}",
+            "TRACEPARENT": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        }
+        out = io.StringIO()
+        with mock.patch.dict(os.environ, env), mock.patch.object(job, "SPAN_EXPORT_TIMEOUT_S", 1.0):
+            with redirect_stdout(out), redirect_stderr(io.StringIO()):
+                code = job.main(["--task-json", json.dumps({**MERGE, "parameters": {}})])
+        lines = out.getvalue().splitlines()
+        self.assertEqual(code, 2)
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(json.loads(lines[0])["error"]["message"], "task.parameters.targetFileSizeBytes is required")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { RestCatalog } from '@icepack/iceberg';
+import type { Snapshot } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import { ServiceProcess } from '@icepack/runtime/testing';
-import { BULLMQ_PREFIX, queueNameForCatalog } from '@icepack/types';
+import {
+  BULLMQ_PREFIX,
+  createEnvelope,
+  queueNameForCatalog,
+  serializeEnvelope,
+  tableKey,
+  Topics,
+} from '@icepack/types';
 import type { TableId, TaskEvent, TaskType } from '@icepack/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixtureKey } from '../fixtures/fixture-keys.ts';
 import { fixtureTruth, generateFixtures } from '../fixtures/generate-fixtures.ts';
 import type { TableTruth } from '../fixtures/ground-truth.ts';
+import { runPython } from '../fixtures/run-python.ts';
 import { tableTruth } from '../fixtures/table-truth.ts';
 import { infraEnv } from '../infra/env.ts';
 import { OtlpReceiver } from './otlp-receiver.ts';
+import type { ReceivedSpan } from './otlp-receiver.ts';
 import { PrivateStack } from './private-stack.ts';
 import { TaskEventLog, until } from './task-event-log.ts';
 
@@ -37,6 +48,7 @@ let log: TaskEventLog;
 let producer: EnvelopeProducer;
 let kafka: KafkaClient;
 let redis: Redis;
+const appended = new Map<string, string>();
 const running = new Map<Service, ServiceProcess>();
 const before = new Map<string, TableTruth>();
 
@@ -124,6 +136,41 @@ const succeeded = (name: string, type: TaskType, after = 0): TaskEvent | undefin
     .forTable(name)
     .find((e) => e.taskType === type && e.status === 'succeeded' && Date.parse(e.at) >= after);
 
+const ENDINGS: readonly TaskEvent['status'][] = ['succeeded', 'failed', 'cancelled'];
+/** The statuses the dispatcher publishes while it runs a task. */
+const RUN_STATUSES: readonly TaskEvent['status'][] = ['started', 'retrying', ...ENDINGS];
+
+/**
+ * The events of one run of a task: from `first` (its `planned` or `started` event) up to and
+ * including the task's next ending (succeeded, failed or cancelled). Task ids are per (table,
+ * type) — the BullMQ job id — so every run of a task type on a table has the same id: an
+ * earlier run's events must not count. The planner's and the dispatcher's events reach the
+ * topic in the order they were sent, not the order they happened (a Kafka outage delays one
+ * producer more than the other), so a run is closed by its ending, not by a `planned`.
+ */
+function runEvents(first: TaskEvent): TaskEvent[] {
+  const events = log.events
+    .slice(log.events.indexOf(first))
+    .filter((e) => e.taskId === first.taskId);
+  const end = events.findIndex((e) => ENDINGS.includes(e.status));
+  return end === -1 ? events : events.slice(0, end + 1);
+}
+
+/** The run's final event (succeeded, failed or cancelled), once there is one. */
+const endOf = (first: TaskEvent): TaskEvent | undefined =>
+  runEvents(first).find((e) => ENDINGS.includes(e.status));
+
+/** A table's first event of one of `types` with `status`, published at or after `since`. */
+const firstSince = (
+  name: string,
+  types: readonly TaskType[],
+  status: TaskEvent['status'],
+  since: number,
+): TaskEvent | undefined =>
+  log
+    .forTable(name)
+    .find((e) => types.includes(e.taskType) && e.status === status && Date.parse(e.at) >= since);
+
 /** True when the catalog's BullMQ queue has nothing waiting, delayed or running. */
 async function queueIdle(): Promise<boolean> {
   const base = `${BULLMQ_PREFIX}:${queueNameForCatalog(catalog)}`;
@@ -134,6 +181,104 @@ async function queueIdle(): Promise<boolean> {
     redis.zcard(`${base}:delayed`),
   ]);
   return wait + active + prioritized + delayed === 0;
+}
+
+interface Launch {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly attempt: number;
+  readonly pid: number;
+  readonly startedAt: number;
+}
+
+/** Every Spark launch so far, from the local runner's `runs.log` files (one line a launch). */
+async function launches(): Promise<Launch[]> {
+  const dir = join(stack.runDir, 'dispatcher');
+  const all: Launch[] = [];
+  for (const run of await readdir(dir).catch(() => [])) {
+    const text = await readFile(join(dir, run, 'runs.log'), 'utf8').catch(() => '');
+    for (const line of text.split('\n').filter((l) => l.trim() !== '')) {
+      all.push(JSON.parse(line) as Launch);
+    }
+  }
+  return all.sort((x, y) => x.startedAt - y.startedAt);
+}
+
+/** Kills a detached Spark run's process group, if `pid` is still that run (not a reused pid). */
+async function stopRun(pid: number, runDir: string): Promise<void> {
+  const cmdline = await readFile(`/proc/${String(pid)}/cmdline`, 'utf8').catch(() => '');
+  if (!cmdline.includes(runDir)) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Gone meanwhile.
+  }
+}
+
+/** The first launch of a task at or after `since` (ms). */
+async function launchSince(taskId: string, since: number): Promise<Launch | undefined> {
+  return (await launches()).find((l) => l.taskId === taskId && l.startedAt >= since);
+}
+
+/** A table's snapshots, oldest first, from the REST catalog (no Spark session needed). */
+async function snapshotsOf(table: TableId): Promise<Snapshot[]> {
+  const loaded = await new RestCatalog({ name: catalog, uri: stack.catalogUri }).loadTable(table);
+  if (loaded.status !== 'loaded') throw new Error(`${table.name} did not load: ${loaded.status}`);
+  return [...loaded.table.metadata.snapshots].sort((a, b) => a.timestampMs - b.timestampMs);
+}
+
+/** Stops Kafka or Redis of the private stack for a few seconds, then starts it again. */
+async function briefOutage(script: 'kafka.sh' | 'redis.sh'): Promise<void> {
+  await stack.script(script, 'stop');
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  await stack.script(script, 'up');
+}
+
+/** The snapshot the writer's commit (second step) added to this table. */
+function appendedTo(table: TableId): string {
+  const id = appended.get([...table.namespace, table.name].join('.'));
+  if (id === undefined) throw new Error(`no commit was made to ${table.name}`);
+  return id;
+}
+
+function traceparent(): { header: string; traceId: string } {
+  const traceId = randomBytes(16).toString('hex');
+  return { header: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, traceId };
+}
+
+/** A commit event as a writer's hook would send it, with the writer's trace context. */
+async function commitEvent(table: TableId, snapshotId: string, header?: string): Promise<void> {
+  const envelope = createEnvelope('CommitObserved', tableKey(table), {
+    table,
+    snapshotId,
+    operation: 'append',
+  });
+  await producer.sendRaw(
+    Topics.commits,
+    tableKey(table),
+    serializeEnvelope(envelope),
+    header === undefined ? {} : { traceparent: header },
+  );
+}
+
+/** One Spark commit per table adding a few small files, as a streaming writer does. */
+async function appendFiles(tables: readonly TableId[]): Promise<Record<string, string>> {
+  const env = infraEnv();
+  const output = await runPython(
+    join(import.meta.dirname, 'append_files.py'),
+    [
+      '--catalog-uri',
+      stack.catalogUri,
+      '--catalog-name',
+      catalog,
+      '--files',
+      '4',
+      ...tables.flatMap((t) => ['--table', [...t.namespace, t.name].join('.')]),
+    ],
+    { python: env.python, env: { ICEPACK_SPARK_JARS: env.sparkJars }, timeoutMs: 5 * MINUTE },
+  );
+  const last = output.trim().split('\n').at(-1) ?? '{}';
+  return JSON.parse(last) as Record<string, string>;
 }
 
 beforeAll(async () => {
@@ -182,6 +327,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const process of running.values()) await process.stop('SIGTERM');
+  // A Spark run outlives its dispatcher by design: stop any a failed step left running.
+  if (stack !== undefined) {
+    for (const { pid } of await launches()) await stopRun(pid, stack.runDir);
+  }
   redis?.disconnect();
   await producer?.disconnect();
   await kafka?.close();
@@ -214,9 +363,13 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       expect(log.events.filter((e) => e.status === 'failed')).toEqual([]);
       expect(log.invalid).toEqual([]);
 
-      for (const key of keys) {
+      // One Spark session per table, side by side: the queue is idle, nothing else runs.
+      const truths = await Promise.all(
+        keys.map((key) => tableTruth(tableOf(key), { catalogUri: stack.catalogUri })),
+      );
+      for (const [i, key] of keys.entries()) {
         const was = before.get(key)!;
-        const now = await tableTruth(was.id, { catalogUri: stack.catalogUri });
+        const now = truths[i]!;
         // Maintenance never changes what the table holds.
         expect(now.recordCount, key).toBe(was.recordCount);
         expect(now.contentChecksum, key).toEqual(was.contentChecksum);
@@ -245,5 +398,168 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       );
     },
     20 * MINUTE,
+  );
+
+  it(
+    'turns a Spark commit plus a commit event into a task in one trace, and runs it exactly once although the dispatcher is killed mid-run',
+    async () => {
+      const heavy = tableOf(FixtureKey.manySnapshots);
+      const mor = tableOf(FixtureKey.morPositionDeletes);
+      const sorted = tableOf(FixtureKey.sorted);
+      // One Spark session commits to all three tables; only commit events tell Icepack.
+      const snapshots = await appendFiles([heavy, mor, sorted]);
+      for (const [table, id] of Object.entries(snapshots)) appended.set(table, id);
+      const { header, traceId } = traceparent();
+      const t0 = Date.now();
+      await commitEvent(heavy, appendedTo(heavy), header);
+
+      const started = await until(
+        () => firstSince(heavy.name, ['merge'], 'started', t0),
+        'the commit-triggered merge of snapshot_heavy to start',
+        5 * MINUTE,
+        describeSystem,
+      );
+      // Killed while its Spark run is under way: a new dispatcher must re-attach, not relaunch.
+      const launch = await until(
+        () => launchSince(started.taskId, t0),
+        'the Spark run of the merge to be launched',
+        2 * MINUTE,
+        describeSystem,
+      );
+      await running.get('dispatcher')!.stop('SIGKILL');
+      await start('dispatcher');
+      const end = await until(
+        () => endOf(started),
+        'the merge to end after the dispatcher restart',
+        8 * MINUTE,
+        describeSystem,
+      );
+      expect(end.status, describeSystem()).toBe('succeeded');
+      // One outcome and no retry: the restarted dispatcher followed the run it found.
+      expect(
+        runEvents(started)
+          .filter((e) => RUN_STATUSES.includes(e.status))
+          .map((e) => e.status),
+      ).toEqual(['started', 'succeeded']);
+      // Exactly one Spark run: the local runner records every launch in its run directory.
+      const ofThisRun = (await launches()).filter((l) => l.runId === launch.runId);
+      expect(ofThisRun.map((l) => l.attempt)).toEqual([1]);
+      // And it committed once: one snapshot after the writer's, a rewrite.
+      const history = await snapshotsOf(heavy);
+      const commit = appendedTo(heavy);
+      const after = history.slice(history.findIndex((s) => s.snapshotId === commit));
+      expect(
+        after.map((s) => s.operation),
+        JSON.stringify(history),
+      ).toEqual(['append', 'replace']);
+
+      // One trace from the writer's commit event to the Spark job: the commit event consumed,
+      // the scan, the plan (and the enqueued task's event), the dispatch, the job itself.
+      const hops = [
+        'metadata-scanner: process icepack.commits',
+        'metadata-scanner: scan table',
+        'planner: process icepack.table-state',
+        'planner: send icepack.task-events',
+        'dispatcher: dispatch merge',
+        'dispatcher: send icepack.task-events',
+        'spark-job: job merge',
+      ];
+      const seen = () => new Set(otlp.trace(traceId).map((s) => `${s.service}: ${s.name}`));
+      // Spans are exported in batches a few seconds after they end.
+      const complete = await until(
+        () => hops.every((hop) => seen().has(hop)),
+        `every hop in trace ${traceId}`,
+        MINUTE,
+      ).catch(() => false);
+      const eventTraces = runEvents(started).map(
+        (e) => `${e.status} ${e.taskId}: trace ${String(log.traceIds[log.events.indexOf(e)])}`,
+      );
+      const otherSpans = otlp.spans
+        .filter((s) => s.service === 'dispatcher' || s.service === 'spark-job')
+        .map((s) => `${s.service}: ${s.name} ${s.traceId}`);
+      expect(
+        complete,
+        `spans in trace ${traceId}:\n${[...seen()].join('\n')}\nevents of the run:\n${eventTraces.join('\n')}\ndispatcher and job spans:\n${otherSpans.slice(-20).join('\n')}`,
+      ).toBe(true);
+      expect(otlp.rejected).toEqual([]);
+    },
+    15 * MINUTE,
+  );
+
+  it(
+    'loses no task through a short Kafka outage',
+    async () => {
+      const mor = tableOf(FixtureKey.morPositionDeletes);
+      const t0 = Date.now();
+      await commitEvent(mor, appendedTo(mor));
+      await briefOutage('kafka.sh');
+      // The commit event is consumed, scanned and planned once Kafka is back; its run starts.
+      const started = await until(
+        () => firstSince(mor.name, ['merge'], 'started', t0),
+        'the merge of customers_mor to start after the Kafka outage',
+        8 * MINUTE,
+        describeSystem,
+      );
+      const end = await until(
+        () => endOf(started),
+        'that merge of customers_mor to end',
+        8 * MINUTE,
+        describeSystem,
+      );
+      expect(end.status, describeSystem()).toBe('succeeded');
+      // It rewrote the files the writer added.
+      expect(end.after!.dataFiles).toBeLessThan(end.before!.dataFiles);
+
+      // The job's span is a child of the dispatch that ran it (this dispatcher was not killed,
+      // so its span was exported).
+      const traceId = log.traceIds[log.events.indexOf(started)];
+      expect(traceId, 'trace id of the started event').toBeDefined();
+      const isDispatch = (s: ReceivedSpan) =>
+        s.service === 'dispatcher' && s.name === 'dispatch merge';
+      const job = await until(
+        () => {
+          const spans = otlp.trace(traceId!);
+          const j = spans.find((s) => s.service === 'spark-job' && s.name === 'job merge');
+          return (
+            j !== undefined && spans.some((s) => isDispatch(s) && s.spanId === j.parentSpanId) && j
+          );
+        },
+        `the job span, child of a dispatch span, in trace ${String(traceId)}`,
+        MINUTE,
+        () =>
+          otlp
+            .trace(traceId!)
+            .map((s) => `${s.service}: ${s.name} ${s.spanId} (parent ${String(s.parentSpanId)})`)
+            .join('\n'),
+      );
+      expect(job.attributes['icepack.task.id']).toBe(started.taskId);
+    },
+    12 * MINUTE,
+  );
+
+  it(
+    'loses no task through a short Redis outage',
+    async () => {
+      const sorted = tableOf(FixtureKey.sorted);
+      const t0 = Date.now();
+      await commitEvent(sorted, appendedTo(sorted));
+      // The rewrite is planned, so it lives in Redis when Redis goes away.
+      const planned = await until(
+        () => firstSince(sorted.name, ['sort', 'merge'], 'planned', t0),
+        'a rewrite of sorted_events to be planned',
+        3 * MINUTE,
+        describeSystem,
+      );
+      await briefOutage('redis.sh');
+      const end = await until(
+        () => endOf(planned),
+        'the planned rewrite of sorted_events to end after the Redis outage',
+        10 * MINUTE,
+        describeSystem,
+      );
+      expect(end.status, describeSystem()).toBe('succeeded');
+      expect(end.after!.dataFiles).toBeLessThan(end.before!.dataFiles);
+    },
+    12 * MINUTE,
   );
 });

@@ -2,8 +2,10 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import { decodeTraceRequest } from './otlp-protobuf.ts';
+import type { OtlpAttribute, OtlpTraces } from './otlp-protobuf.ts';
 
-/** One span as the services exported it (OTLP/HTTP JSON: ids are hex). */
+/** One span as a service or the Spark job exported it (ids are hex). */
 export interface ReceivedSpan {
   readonly service: string;
   readonly name: string;
@@ -11,25 +13,9 @@ export interface ReceivedSpan {
   readonly spanId: string;
   readonly parentSpanId: string | undefined;
   readonly attributes: Readonly<Record<string, unknown>>;
-}
-
-interface OtlpAttribute {
-  readonly key: string;
-  readonly value: Readonly<Record<string, unknown>>;
-}
-interface OtlpTraces {
-  readonly resourceSpans?: readonly {
-    readonly resource?: { readonly attributes?: readonly OtlpAttribute[] };
-    readonly scopeSpans?: readonly {
-      readonly spans?: readonly {
-        readonly name: string;
-        readonly traceId: string;
-        readonly spanId: string;
-        readonly parentSpanId?: string;
-        readonly attributes?: readonly OtlpAttribute[];
-      }[];
-    }[];
-  }[];
+  /** 0 unset, 1 ok, 2 error. */
+  readonly statusCode: number;
+  readonly statusMessage: string | undefined;
 }
 
 function attributes(list: readonly OtlpAttribute[] | undefined): Record<string, unknown> {
@@ -46,9 +32,10 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * A minimal OTLP/HTTP collector for tests: accepts the JSON encoding the services' OTLP
- * exporter sends (`@opentelemetry/exporter-trace-otlp-http`), keeps every span, and answers
- * metric exports with an empty success so the exporters never retry or complain.
+ * A minimal OTLP/HTTP collector for tests: accepts the JSON encoding the services' exporter
+ * sends (`@opentelemetry/exporter-trace-otlp-http`) and the protobuf encoding the Spark job's
+ * sends (`opentelemetry-exporter-otlp-proto-http`), keeps every span, and answers metric
+ * exports with an empty success so the exporters never retry or complain.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
@@ -59,8 +46,14 @@ export class OtlpReceiver {
   private constructor() {
     this.#server = createServer((req, res) => {
       void body(req).then((raw) => {
-        if (req.url === '/v1/traces') this.#receive(req.headers['content-type'] ?? '', raw);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        const type = req.headers['content-type'] ?? '';
+        if (req.url === '/v1/traces') this.#receive(type, raw);
+        // An empty export response in the request's encoding (an empty protobuf is no bytes).
+        if (type.startsWith('application/x-protobuf')) {
+          res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        }
       });
     });
   }
@@ -72,14 +65,16 @@ export class OtlpReceiver {
   }
 
   #receive(type: string, raw: Buffer): void {
-    if (!type.startsWith('application/json')) {
-      this.rejected.push(`traces as ${type}`);
-      return;
-    }
     try {
-      this.add(JSON.parse(raw.toString('utf8')) as OtlpTraces);
+      if (type.startsWith('application/json')) {
+        this.add(JSON.parse(raw.toString('utf8')) as OtlpTraces);
+      } else if (type.startsWith('application/x-protobuf')) {
+        this.add(decodeTraceRequest(raw));
+      } else {
+        this.rejected.push(`traces as ${type}`);
+      }
     } catch (error) {
-      this.rejected.push(`bad JSON: ${(error as Error).message}`);
+      this.rejected.push(`bad ${type}: ${(error as Error).message}`);
     }
   }
 
@@ -100,6 +95,8 @@ export class OtlpReceiver {
             spanId: span.spanId,
             parentSpanId: span.parentSpanId === '' ? undefined : span.parentSpanId,
             attributes: attributes(span.attributes),
+            statusCode: span.status?.code ?? 0,
+            statusMessage: span.status?.message,
           });
         }
       }

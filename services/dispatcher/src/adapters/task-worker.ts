@@ -1,6 +1,6 @@
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { inSpan, type Logger } from '@icepack/runtime';
+import { injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
   parseTask,
@@ -318,7 +318,9 @@ export class TaskWorker {
         timeoutMs: this.#o.timeoutMs,
         onSubmitted: () =>
           this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
-        ...(task.traceparent === undefined ? {} : { traceparent: task.traceparent }),
+        // The dispatch span's context (the task's own when nothing is exported): the job's
+        // span is a child of this dispatch.
+        ...traceparentOf(task),
       });
       if (reattached) this.#log(run).info('followed an existing run (no second launch)');
       return { end, before };
@@ -426,4 +428,11 @@ export class TaskWorker {
     await this.#rescan(run.task);
     throw new UnrecoverableError(`${error.kind}: ${error.message}`);
   }
+}
+
+/** `traceparent` of the active span (the dispatch), else the task's; none outside a trace. */
+function traceparentOf(task: Task): { traceparent?: string } {
+  const active = injectTraceparent<{ traceparent?: string }>({}).traceparent;
+  const traceparent = active ?? task.traceparent;
+  return traceparent === undefined ? {} : { traceparent };
 }
