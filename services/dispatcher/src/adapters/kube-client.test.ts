@@ -25,4 +25,23 @@ describe('kubeClients', () => {
       await api.stop();
     }
   });
+
+  it('returns parsed objects, and the status code and message of a refused call', async () => {
+    const api = await startFakeKubeApi();
+    try {
+      const core = kubeClients(kubeConfigFor(api.url)).make(CoreV1Api);
+      const created = await core.createNamespace({ body: { metadata: { name: 'team' } } });
+      expect(created.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+      const again = core.createNamespace({ body: { metadata: { name: 'team' } } });
+      await expect(again).rejects.toMatchObject({ code: 409 });
+      const missing = await core.readNamespace({ name: 'nobody' }).catch((e: unknown) => e);
+      expect(missing).toMatchObject({ code: 404 });
+      expect(JSON.parse(String((missing as { body: unknown }).body))).toMatchObject({
+        reason: 'NotFound',
+        message: 'namespaces "nobody" not found',
+      });
+    } finally {
+      await api.stop();
+    }
+  });
 });

@@ -1,15 +1,57 @@
 import {
   createConfiguration,
+  IsomorphicFetchHttpLibrary,
+  ResponseContext,
+  SelfDecodingBody,
   ServerConfiguration,
   setHeaderMiddleware,
+  wrapHttpLibrary,
   type ApiConstructor,
   type ApiType,
+  type HttpLibrary,
   type KubeConfig,
   type RequestContext,
   type SecurityAuthentication,
 } from '@kubernetes/client-node';
+import { request, type Dispatcher } from 'undici';
 
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+const fetchLibrary = new IsomorphicFetchHttpLibrary();
+
+/**
+ * Sends the generated clients' requests with undici's `request` instead of its `fetch`.
+ * `fetch` (WHATWG streams, Request/Response objects) cost about 1 ms of CPU per call, a
+ * third of the dispatcher's CPU per dispatch; `request` is the same client and connection
+ * pool without that layer. JSON and text bodies only — what the dispatcher sends; a form body
+ * goes through client-node's own `fetch` library.
+ */
+export const undiciRequestLibrary: HttpLibrary = wrapHttpLibrary({
+  async send(context: RequestContext): Promise<ResponseContext> {
+    const body = context.getBody();
+    if (body !== undefined && typeof body !== 'string') {
+      return fetchLibrary.send(context).toPromise();
+    }
+    const signal = context.getSignal();
+    const dispatcher = context.getDispatcher();
+    const response = await request(context.getUrl(), {
+      method: context.getHttpMethod(),
+      headers: context.getHeaders(),
+      ...(body === undefined ? {} : { body }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    });
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    // Read at once: the connection goes back to the pool, and every caller parses the body.
+    const data = Buffer.from(await response.body.arrayBuffer());
+    return new ResponseContext(
+      response.statusCode,
+      headers,
+      new SelfDecodingBody(Promise.resolve(data)),
+    );
+  },
+});
 
 /**
  * API clients of one KubeConfig that share one connection pool.
@@ -19,6 +61,7 @@ type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
  * and TLS connection per API call, and an idle socket left behind by each. Here the agent of
  * the first request is kept and given to every later one (keep-alive); the KubeConfig still
  * authenticates each request (bearer token files are re-read, exec plugins refreshed).
+ * Requests go through `undiciRequestLibrary`.
  */
 export class KubeClients {
   readonly #kubeConfig: KubeConfig;
@@ -43,6 +86,7 @@ export class KubeClients {
     return new type(
       createConfiguration({
         baseServer: new ServerConfiguration(cluster.server, {}),
+        httpApi: undiciRequestLibrary,
         authMethods: { default: auth },
         middleware: [setHeaderMiddleware('User-Agent', 'icepack-dispatcher')],
       }),
