@@ -16,7 +16,7 @@ import { parseFieldSelector, parseSelector } from './label-selector.ts';
 import { jsonPatch, mergePatch } from './patches.ts';
 import type { ResourceType } from './resource-types.ts';
 import { apiVersionOf, resourceTypeOf, SPARK_GROUP } from './resource-types.ts';
-import { quotaUsed, sparkUsage } from './spark-quota-usage.ts';
+import { quotaUsed, sparkUsage, type AppUsage } from './spark-quota-usage.ts';
 import { labelProblems, nameProblems } from './validation.ts';
 
 /** Patch content types the fake accepts (`application/apply-patch+yaml` is not supported). */
@@ -110,6 +110,8 @@ export class FakeKubeStore {
   private readonly history: StoredEvent[] = [];
   private readonly historyLimit: number;
   private readonly watchers = new Set<Watcher>();
+  /** Each stored application's quota usage, computed once per stored object. */
+  private readonly appUsage = new WeakMap<object, AppUsage | undefined>();
 
   constructor(options: FakeKubeStoreOptions = {}) {
     this.historyLimit = options.historyLimit ?? 10_000;
@@ -520,13 +522,9 @@ export class FakeKubeStore {
     const key = keyOf(object.metadata.namespace, object.metadata.name);
     if (eventType === WatchEventType.deleted) bucket.delete(key);
     else bucket.set(key, object);
-    const event: StoredEvent = {
-      rv: this.revision,
-      type,
-      eventType,
-      object: clone(object),
-      previous,
-    };
+    // Stored objects are never changed in place (a write stores a new one), so the event
+    // shares it; each watcher gets its own copy.
+    const event: StoredEvent = { rv: this.revision, type, eventType, object, previous };
     this.history.push(event);
     if (this.history.length > this.historyLimit) this.history.shift();
     for (const watcher of this.watchers) this.deliver(watcher, event);
@@ -576,7 +574,7 @@ export class FakeKubeStore {
   private refreshQuotas(namespace: string): void {
     const quotaType = resourceTypeOf('resourcequotas');
     const apps = this.stored(resourceTypeOf('sparkapplications', SPARK_GROUP), namespace);
-    const usage = sparkUsage(apps);
+    const usage = sparkUsage(apps, this.appUsage);
     for (const quota of this.stored(quotaType, namespace)) {
       const hard = (
         isRecord(quota.spec) && isRecord(quota.spec.hard) ? quota.spec.hard : {}

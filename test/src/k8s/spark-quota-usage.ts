@@ -17,6 +17,8 @@ export const FINISHED_STATES: readonly string[] = ['COMPLETED', 'FAILED', 'SUBMI
 
 const MIN_OVERHEAD = 384 * 2 ** 20;
 
+export type { AppUsage };
+
 export interface Usage {
   /** Keyed like quota resources: `requests.cpu`, `limits.memory`, `pods`, `count/…`. */
   readonly cpuRequestMillis: number;
@@ -75,24 +77,56 @@ export function isFinished(app: Obj): boolean {
   return typeof state === 'string' && FINISHED_STATES.includes(state);
 }
 
-export function sparkUsage(apps: readonly Obj[]): Usage {
+/** What one unfinished application's pods request; `undefined` for a finished one. */
+interface AppUsage {
+  readonly cpuRequestMillis: number;
+  readonly cpuLimitMillis: number;
+  readonly memoryBytes: number;
+  readonly pods: number;
+}
+
+function appUsage(app: Obj): AppUsage | undefined {
+  if (isFinished(app)) return undefined;
+  const spec = obj(app.spec);
+  const driver = podOf(obj(spec.driver), spec.type, spec.memoryOverheadFactor);
+  const executor = podOf(obj(spec.executor), spec.type, spec.memoryOverheadFactor);
+  const dynamic = obj(spec.dynamicAllocation);
+  const instancesValue =
+    dynamic.enabled === true ? dynamic.maxExecutors : obj(spec.executor).instances;
+  const instances = typeof instancesValue === 'number' ? instancesValue : 1;
+  return {
+    cpuRequestMillis: driver.cpuRequest + executor.cpuRequest * instances,
+    cpuLimitMillis: driver.cpuLimit + executor.cpuLimit * instances,
+    memoryBytes: driver.memory + executor.memory * instances,
+    pods: 1 + instances,
+  };
+}
+
+/**
+ * What `apps` use together. With a `cache`, each application's usage is computed once per
+ * object: for callers whose objects never change once seen (the store replaces an object on
+ * every write), so that recounting a namespace does not re-parse every application.
+ */
+export function sparkUsage(
+  apps: readonly Obj[],
+  cache?: WeakMap<Obj, AppUsage | undefined>,
+): Usage {
   let cpuRequestMillis = 0;
   let cpuLimitMillis = 0;
   let memoryBytes = 0;
   let pods = 0;
   for (const app of apps) {
-    if (isFinished(app)) continue;
-    const spec = obj(app.spec);
-    const driver = podOf(obj(spec.driver), spec.type, spec.memoryOverheadFactor);
-    const executor = podOf(obj(spec.executor), spec.type, spec.memoryOverheadFactor);
-    const dynamic = obj(spec.dynamicAllocation);
-    const instancesValue =
-      dynamic.enabled === true ? dynamic.maxExecutors : obj(spec.executor).instances;
-    const instances = typeof instancesValue === 'number' ? instancesValue : 1;
-    cpuRequestMillis += driver.cpuRequest + executor.cpuRequest * instances;
-    cpuLimitMillis += driver.cpuLimit + executor.cpuLimit * instances;
-    memoryBytes += driver.memory + executor.memory * instances;
-    pods += 1 + instances;
+    let usage: AppUsage | undefined;
+    if (cache?.has(app) === true) usage = cache.get(app);
+    else {
+      usage = appUsage(app);
+      cache?.set(app, usage);
+    }
+    if (usage === undefined) continue;
+    cpuRequestMillis += usage.cpuRequestMillis;
+    cpuLimitMillis += usage.cpuLimitMillis;
+    memoryBytes += usage.memoryBytes;
+    pods += usage.pods;
   }
   return { cpuRequestMillis, cpuLimitMillis, memoryBytes, pods, applications: apps.length };
 }
