@@ -21,6 +21,12 @@ describe('TaskTransitions', () => {
     ['retrying', 'started'],
     ['retrying', 'failed'],
     ['queued', 'cancelled'],
+    // The dispatcher's: waiting for quota, then starting; a retry waiting for quota; a run
+    // followed again after a runner error, ending without a new `started`.
+    ['updated', 'started'],
+    ['retrying', 'updated'],
+    ['retrying', 'succeeded'],
+    ['updated', 'failed'],
   ] as const)('allows %s → %s', (from, to) => {
     expect(() => assertTransition(from, to)).not.toThrow();
   });
@@ -30,6 +36,7 @@ describe('TaskTransitions', () => {
     ['planned', 'started'],
     ['planned', 'succeeded'],
     ['queued', 'succeeded'],
+    ['updated', 'succeeded'],
     ['succeeded', 'started'],
     ['failed', 'retrying'],
     ['started', 'planned'],

@@ -26,11 +26,16 @@ export const INITIAL_TASK_STATUS: TaskStatus = TaskStatus.planned;
 /** The lifecycle as data: status → statuses it may move to. Terminal statuses map to []. */
 export const TaskTransitions: { readonly [S in TaskStatus]: readonly TaskStatus[] } = {
   planned: ['updated', 'queued', 'superseded', 'skipped', 'cancelled'],
-  updated: ['updated', 'queued', 'superseded', 'skipped', 'cancelled'],
+  // The planner re-plans a pending task; the dispatcher puts a task back to wait for quota
+  // (or after a runner error before the run started), then starts it or gives up on it.
+  updated: ['updated', 'queued', 'started', 'failed', 'superseded', 'skipped', 'cancelled'],
   // Queued tasks are re-prioritised (aging) or put back to wait for quota: `updated`.
-  queued: ['updated', 'started', 'superseded', 'skipped', 'cancelled'],
+  queued: ['updated', 'started', 'failed', 'superseded', 'skipped', 'cancelled'],
   started: ['succeeded', 'failed', 'retrying', 'cancelled'],
-  retrying: ['queued', 'started', 'failed', 'cancelled'],
+  // After a failed run the next attempt waits for quota (`updated`) and starts. After a runner
+  // error (the run's state unknown) the same run is followed again, so it may end
+  // (`succeeded`, `failed`) or meet another runner error (`retrying`) without a new `started`.
+  retrying: ['queued', 'updated', 'started', 'retrying', 'succeeded', 'failed', 'cancelled'],
   succeeded: [],
   failed: [],
   cancelled: [],
