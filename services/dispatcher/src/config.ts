@@ -34,6 +34,14 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
   ICEPACK_SPARK_JARS: z.string().min(1).optional(),
   /** spark-operator runner: default job image when the group sets none. */
   ICEPACK_SPARK_IMAGE: z.string().min(1).default('ghcr.io/icepack/spark-job:latest'),
+  /**
+   * spark-operator runner: the operator deletes a finished SparkApplication this long after
+   * it ended (`timeToLiveSeconds`). A dispatcher that was down longer than this finds the
+   * application gone and runs the task again, so it is at least an hour.
+   */
+  ICEPACK_SPARK_APP_TTL: duration()
+    .pipe(z.number().min(3_600_000, 'must be at least 1h: a shorter TTL can run a task twice'))
+    .default(86_400_000),
   /** spark-operator runner: Secret with the catalog credentials, mounted as env by name. */
   ICEPACK_SPARK_SECRET: z.string().min(1).optional(),
 });

@@ -35,6 +35,7 @@ runService(
             ? {}
             : { sparkJars: config.ICEPACK_SPARK_JARS }),
           sparkImage: config.ICEPACK_SPARK_IMAGE,
+          sparkAppTtlMs: config.ICEPACK_SPARK_APP_TTL,
           ...(config.ICEPACK_SPARK_SECRET === undefined
             ? {}
             : { sparkSecret: config.ICEPACK_SPARK_SECRET }),

@@ -21,6 +21,8 @@ export interface CatalogWorkerDeps {
   readonly stateDir: string;
   readonly sparkJars?: string;
   readonly sparkImage: string;
+  /** How long the operator keeps a finished SparkApplication. */
+  readonly sparkAppTtlMs: number;
   readonly sparkSecret?: string;
   readonly maxAttempts: number;
   readonly backoffMs: number;
@@ -52,6 +54,7 @@ export function createCatalogWorker(
     runner = new SparkOperatorRunner({
       kubeConfig: kube(),
       image: deps.sparkImage,
+      timeToLiveSeconds: Math.round(deps.sparkAppTtlMs / 1000),
       ...(deps.sparkSecret === undefined ? {} : { secretName: deps.sparkSecret }),
     });
     quota = new KubeQuota(kube());

@@ -1,0 +1,26 @@
+import { loadConfig } from '@icepack/runtime';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from './config.ts';
+
+const required = {
+  ICEPACK_KAFKA_BROKERS: '127.0.0.1:9092',
+  ICEPACK_REDIS_URL: 'redis://127.0.0.1',
+};
+
+describe('dispatcher config', () => {
+  it('keeps finished SparkApplications a day unless told otherwise', () => {
+    expect(loadConfig(configSchema, required).ICEPACK_SPARK_APP_TTL).toBe(86_400_000);
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_SPARK_APP_TTL: '3d' }).ICEPACK_SPARK_APP_TTL,
+    ).toBe(3 * 86_400_000);
+  });
+
+  it('refuses an application TTL under an hour, naming the variable and why', () => {
+    expect(() => loadConfig(configSchema, { ...required, ICEPACK_SPARK_APP_TTL: '10m' })).toThrow(
+      /ICEPACK_SPARK_APP_TTL: must be at least 1h: a shorter TTL can run a task twice/,
+    );
+    expect(() => loadConfig(configSchema, { ...required, ICEPACK_SPARK_APP_TTL: 'soon' })).toThrow(
+      /ICEPACK_SPARK_APP_TTL: /,
+    );
+  });
+});
