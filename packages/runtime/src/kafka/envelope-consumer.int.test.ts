@@ -296,6 +296,47 @@ describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
     expect(await committedOffset(client, groupId, topic)).toBe('1');
   });
 
+  it('with commits batched, stop() commits every handled message and the next member goes on from there', async () => {
+    const { client, topic, groupId, producer, consumer } = await setup();
+    const handled: number[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((ok) => (release = ok));
+    let waiting = false;
+    const first = consumer({
+      // Longer than the test: only the batch end, a retry or stop() commit.
+      commitIntervalMs: 600_000,
+      handlers: {
+        ScanTable: async (envelope) => {
+          const n = Number(envelope.payload.table.name.slice(1));
+          if (n === 10) {
+            waiting = true;
+            await gate;
+          }
+          handled.push(n);
+        },
+      },
+    });
+    await first.start();
+    for (let n = 0; n < 20; n += 1) {
+      await producer.publish(topic, 'ScanTable', `cat/db/t${String(n)}`, scan(`t${String(n)}`));
+    }
+    await waitFor('message 10 in its handler', () => waiting);
+    const stopped = first.stop();
+    release();
+    await stopped;
+    expect(handled).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await committedOffset(client, groupId, topic)).toBe('11');
+
+    const rest: number[] = [];
+    await consumer({
+      handlers: {
+        ScanTable: (envelope) => void rest.push(Number(envelope.payload.table.name.slice(1))),
+      },
+    }).start();
+    await waitFor('the rest', () => rest.length === 9);
+    expect(rest).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19]);
+  });
+
   it('passes tombstones to onTombstone and creates compacted topics', async () => {
     const { client, topic, producer, consumer } = await setup();
     const compacted = `${topic}.state`;

@@ -59,6 +59,14 @@ export interface EnvelopeConsumerOptions {
   readonly maxAttempts?: number;
   /** Partitions handled at the same time (order is kept within each). Default 1. */
   readonly partitionsConsumedConcurrently?: number;
+  /**
+   * How often handled offsets are committed while a batch is worked through; 0 commits after
+   * every message. They are also committed at the end of each fetched batch, before a
+   * partition pauses for a retry, and on `stop()`. A crash redelivers what was handled since
+   * the last commit — at most this long's worth — so handlers must be idempotent (they
+   * already must: a crash between effect and commit redelivers too). Default 1000 ms.
+   */
+  readonly commitIntervalMs?: number;
   /** Group session timeout. Default 30 000 ms. */
   readonly sessionTimeoutMs?: number;
   /** Default the global tracer `@icepack/runtime`. */
@@ -95,7 +103,7 @@ const DONE: Outcome = { kind: 'done' };
  * Reads Icepack envelopes with at-least-once delivery:
  *
  * - An offset is committed only after its message's handler resolved (or the message was
- *   written to the DLQ), one partition in order.
+ *   written to the DLQ), one partition in order; commits are batched (`commitIntervalMs`).
  * - A message that is not JSON, not a valid envelope, of a type without a handler, or with
  *   an invalid payload goes to the DLQ with the reason naming the field; the consumer goes on.
  * - A handler that throws: its partition pauses, and after a backoff the same message is
@@ -235,11 +243,26 @@ export class EnvelopeConsumer {
 
   async #eachBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition } = payload.batch;
+    const interval = this.#options.commitIntervalMs ?? 1_000;
+    // The offset after the last handled message, not yet committed.
+    let pending: string | undefined;
+    let lastCommit = Date.now();
+    const commit = async (): Promise<void> => {
+      if (pending === undefined) return;
+      await payload.commitOffsetsIfNecessary({
+        topics: [{ topic, partitions: [{ partition, offset: pending }] }],
+      });
+      pending = undefined;
+      lastCommit = Date.now();
+    };
     for (const message of payload.batch.messages) {
-      if (!payload.isRunning() || payload.isStale()) return;
+      if (payload.isStale()) return; // the partition went to another member: not ours to commit
+      if (!payload.isRunning()) return commit();
       const outcome = await this.#handle(topic, partition, message);
       if (outcome.kind === 'retry') {
-        // Not resolved: when the partition resumes, the fetch starts at this message again.
+        // What came before it is done; this message is not resolved: when the partition
+        // resumes, the fetch starts at it again.
+        await commit();
         const resume = payload.pause();
         const timer = setTimeout(() => {
           this.#resumeTimers.delete(timer);
@@ -249,11 +272,11 @@ export class EnvelopeConsumer {
         return;
       }
       payload.resolveOffset(message.offset);
-      await payload.commitOffsetsIfNecessary({
-        topics: [{ topic, partitions: [{ partition, offset: next(message.offset) }] }],
-      });
+      pending = next(message.offset);
+      if (Date.now() - lastCommit >= interval) await commit();
       await payload.heartbeat();
     }
+    if (!payload.isStale()) await commit();
   }
 
   async #handle(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
