@@ -54,6 +54,26 @@ export { Attr } from './telemetry/attributes.ts';
 export { activeTraceId, extractContext, injectTraceparent } from './telemetry/trace-context.ts';
 export type { TraceCarrier } from './telemetry/trace-context.ts';
 export { inSpan } from './telemetry/in-span.ts';
+export {
+  counter,
+  createInstruments,
+  gauge,
+  histogram,
+  upDownCounter,
+} from './telemetry/instruments.ts';
+export type {
+  CounterSpec,
+  GaugeSpec,
+  HistogramSpec,
+  InstrumentAttributes,
+  InstrumentOf,
+  Instruments,
+  InstrumentSpec,
+  TypedCounter,
+  TypedGauge,
+  TypedHistogram,
+  UpDownCounterSpec,
+} from './telemetry/instruments.ts';
 export type { InSpanOptions } from './telemetry/in-span.ts';
 export { startTelemetry } from './telemetry/start-telemetry.ts';
 export { telemetryOptions } from './telemetry/telemetry-config.ts';

@@ -1,4 +1,12 @@
-import type { Attributes, Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
+import {
+  counter,
+  createInstruments,
+  gauge,
+  histogram,
+  type Instruments,
+  upDownCounter,
+} from '@icepack/runtime';
+import type { Meter } from '@opentelemetry/api';
 import type { Binding, HealthFigures, TableId, Task, TaskEvent } from '@icepack/types';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { CatalogWorker } from './binding-registry.ts';
@@ -18,10 +26,91 @@ export type FinishedOutcome = (typeof FinishedOutcome)[keyof typeof FinishedOutc
 const DURATION_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1_200, 1_800, 3_600, 7_200, 14_400, 21_600];
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-const taskLabels = (table: TableId, type: Task['type']): Attributes => ({
+const TASK = ['catalog', 'task_type'] as const;
+const taskLabels = (table: TableId, type: Task['type']) => ({
   catalog: table.catalog,
   task_type: type,
 });
+type TaskLabels = ReturnType<typeof taskLabels>;
+
+const INSTRUMENTS = {
+  started: counter({
+    name: 'icepack.dispatcher.tasks.started',
+    description: 'Task runs launched (one per attempt)',
+    attributes: TASK,
+  }),
+  finished: counter({
+    name: 'icepack.dispatcher.tasks.finished',
+    description: 'Task runs ended, by outcome (succeeded, failed, retried) and error kind',
+    attributes: [...TASK, 'outcome'],
+    optionalAttributes: ['error_kind'],
+  }),
+  quotaWaits: counter({
+    name: 'icepack.dispatcher.quota_waits',
+    description: 'Times a task was put back to wait for quota (no room, or claimed)',
+    attributes: TASK,
+  }),
+  duration: histogram({
+    name: 'icepack.dispatcher.task.duration.seconds',
+    description: 'Time from launching a run to its end (re-attached runs not included)',
+    unit: 's',
+    attributes: [...TASK, 'outcome'],
+    buckets: DURATION_BUCKETS,
+  }),
+  latency: histogram({
+    name: 'icepack.dispatcher.dispatch.latency.seconds',
+    description: 'Time from taking a task off the queue to its run being submitted',
+    unit: 's',
+    attributes: TASK,
+    buckets: LATENCY_BUCKETS,
+  }),
+  reattached: counter({
+    name: 'icepack.dispatcher.runs.reattached',
+    description: 'Runs followed to their end without launching them (started before a restart)',
+    attributes: TASK,
+  }),
+  rewrittenBytes: counter({
+    name: 'icepack.dispatcher.rewritten.bytes',
+    description: 'Bytes of data and delete files the succeeded tasks rewrote (as planned)',
+    unit: 'By',
+    attributes: TASK,
+  }),
+  rewrittenFiles: counter({
+    name: 'icepack.dispatcher.rewritten.files',
+    description: 'Data and delete files the succeeded tasks rewrote (as planned)',
+    attributes: TASK,
+  }),
+  dataFilesRemoved: counter({
+    name: 'icepack.dispatcher.data_files.removed',
+    description: 'Net drop in data files across succeeded tasks (table figures before/after)',
+    attributes: TASK,
+  }),
+  dataFilesAdded: counter({
+    name: 'icepack.dispatcher.data_files.added',
+    description: 'Net rise in data files across succeeded tasks (table figures before/after)',
+    attributes: TASK,
+  }),
+  deleteFilesRemoved: counter({
+    name: 'icepack.dispatcher.delete_files.removed',
+    description: 'Net drop in delete files across succeeded tasks',
+    attributes: TASK,
+  }),
+  snapshotsExpired: counter({
+    name: 'icepack.dispatcher.snapshots.expired',
+    description: 'Net drop in snapshots across succeeded tasks',
+    attributes: TASK,
+  }),
+  slotsInUse: upDownCounter({
+    name: 'icepack.dispatcher.slots.in_use',
+    description: 'Runs this dispatcher follows now, per catalog (sum over replicas: slots in use)',
+    attributes: ['catalog'],
+  }),
+  slots: gauge({
+    name: 'icepack.dispatcher.slots',
+    description: "Slots of the catalog's resource group (runs at once, all dispatchers)",
+    attributes: ['catalog'],
+  }),
+};
 
 /** How much a figure fell (`removed`) or rose (`added`) across a task; 0 for the other. */
 function change(before: number, after: number): { removed: number; added: number } {
@@ -35,74 +124,14 @@ function change(before: number, after: number): { removed: number; added: number
  * the runs it follows ({@link runner}) and the catalog workers it keeps ({@link worker}).
  */
 export class DispatchMetrics {
-  readonly #started: Counter;
-  readonly #finished: Counter;
-  readonly #quotaWaits: Counter;
-  readonly #duration: Histogram;
-  readonly #latency: Histogram;
-  readonly #reattached: Counter;
-  readonly #rewrittenBytes: Counter;
-  readonly #rewrittenFiles: Counter;
-  readonly #dataFilesRemoved: Counter;
-  readonly #dataFilesAdded: Counter;
-  readonly #deleteFilesRemoved: Counter;
-  readonly #snapshotsExpired: Counter;
-  readonly #slotsInUse: UpDownCounter;
+  readonly #i: Instruments<typeof INSTRUMENTS>;
   readonly #slots = new Map<string, number>();
 
   constructor(meter: Meter) {
-    this.#started = meter.createCounter('icepack.dispatcher.tasks.started', {
-      description: 'Task runs launched (one per attempt)',
+    this.#i = createInstruments(meter, INSTRUMENTS);
+    this.#i.slots.addCallback((result) => {
+      for (const [catalog, slots] of this.#slots) result.observe(slots, { catalog });
     });
-    this.#finished = meter.createCounter('icepack.dispatcher.tasks.finished', {
-      description: 'Task runs ended, by outcome (succeeded, failed, retried) and error kind',
-    });
-    this.#quotaWaits = meter.createCounter('icepack.dispatcher.quota_waits', {
-      description: 'Times a task was put back to wait for quota (no room, or claimed)',
-    });
-    this.#duration = meter.createHistogram('icepack.dispatcher.task.duration.seconds', {
-      description: 'Time from launching a run to its end (re-attached runs not included)',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-    });
-    this.#latency = meter.createHistogram('icepack.dispatcher.dispatch.latency.seconds', {
-      description: 'Time from taking a task off the queue to its run being submitted',
-      unit: 's',
-      advice: { explicitBucketBoundaries: LATENCY_BUCKETS },
-    });
-    this.#reattached = meter.createCounter('icepack.dispatcher.runs.reattached', {
-      description: 'Runs followed to their end without launching them (started before a restart)',
-    });
-    this.#rewrittenBytes = meter.createCounter('icepack.dispatcher.rewritten.bytes', {
-      description: 'Bytes of data and delete files the succeeded tasks rewrote (as planned)',
-      unit: 'By',
-    });
-    this.#rewrittenFiles = meter.createCounter('icepack.dispatcher.rewritten.files', {
-      description: 'Data and delete files the succeeded tasks rewrote (as planned)',
-    });
-    this.#dataFilesRemoved = meter.createCounter('icepack.dispatcher.data_files.removed', {
-      description: 'Net drop in data files across succeeded tasks (table figures before/after)',
-    });
-    this.#dataFilesAdded = meter.createCounter('icepack.dispatcher.data_files.added', {
-      description: 'Net rise in data files across succeeded tasks (table figures before/after)',
-    });
-    this.#deleteFilesRemoved = meter.createCounter('icepack.dispatcher.delete_files.removed', {
-      description: 'Net drop in delete files across succeeded tasks',
-    });
-    this.#snapshotsExpired = meter.createCounter('icepack.dispatcher.snapshots.expired', {
-      description: 'Net drop in snapshots across succeeded tasks',
-    });
-    this.#slotsInUse = meter.createUpDownCounter('icepack.dispatcher.slots.in_use', {
-      description:
-        'Runs this dispatcher follows now, per catalog (sum over replicas: slots in use)',
-    });
-    meter
-      .createObservableGauge('icepack.dispatcher.slots', {
-        description: "Slots of the catalog's resource group (runs at once, all dispatchers)",
-      })
-      .addCallback((result) => {
-        for (const [catalog, slots] of this.#slots) result.observe(slots, { catalog });
-      });
   }
 
   /** `sink`, recording each task event it is given before passing it on. */
@@ -143,7 +172,7 @@ export class DispatchMetrics {
 
   /** For `TaskWorkerOptions.onDispatched`: dequeue → run submitted. */
   dispatched(latencyMs: number, task: Task): void {
-    this.#latency.record(latencyMs / 1000, taskLabels(task.table, task.type));
+    this.#i.latency.record(latencyMs / 1000, taskLabels(task.table, task.type));
   }
 
   #taskEvent(event: TaskEvent): void {
@@ -151,24 +180,24 @@ export class DispatchMetrics {
     const errorKind = event.error === undefined ? {} : { error_kind: event.error.kind };
     switch (event.status) {
       case 'started':
-        this.#started.add(1, labels);
+        this.#i.started.add(1, labels);
         return;
       case 'succeeded':
-        this.#finished.add(1, { ...labels, outcome: FinishedOutcome.succeeded });
+        this.#i.finished.add(1, { ...labels, outcome: FinishedOutcome.succeeded });
         if (event.before !== undefined && event.after !== undefined) {
           this.#benefit(labels, event.before, event.after);
         }
         return;
       case 'failed':
-        this.#finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.failed });
+        this.#i.finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.failed });
         return;
       case 'retrying':
-        this.#finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.retried });
+        this.#i.finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.retried });
         return;
       case 'updated':
         // The task goes back to wait for quota — or, with an error, because the quota could
         // not be read (a runner error before the start): not a quota wait.
-        if (event.error === undefined) this.#quotaWaits.add(1, labels);
+        if (event.error === undefined) this.#i.quotaWaits.add(1, labels);
         return;
       // The planner's statuses, or none the dispatcher sends: nothing to count here.
       case 'planned':
@@ -180,12 +209,12 @@ export class DispatchMetrics {
     }
   }
 
-  #benefit(labels: Attributes, before: HealthFigures, after: HealthFigures): void {
+  #benefit(labels: TaskLabels, before: HealthFigures, after: HealthFigures): void {
     const dataFiles = change(before.dataFiles, after.dataFiles);
-    this.#dataFilesRemoved.add(dataFiles.removed, labels);
-    this.#dataFilesAdded.add(dataFiles.added, labels);
-    this.#deleteFilesRemoved.add(change(before.deleteFiles, after.deleteFiles).removed, labels);
-    this.#snapshotsExpired.add(change(before.snapshots, after.snapshots).removed, labels);
+    this.#i.dataFilesRemoved.add(dataFiles.removed, labels);
+    this.#i.dataFilesAdded.add(dataFiles.added, labels);
+    this.#i.deleteFilesRemoved.add(change(before.deleteFiles, after.deleteFiles).removed, labels);
+    this.#i.snapshotsExpired.add(change(before.snapshots, after.snapshots).removed, labels);
   }
 
   async #run(inner: SparkRunner, request: RunRequest): Promise<RunOutcome> {
@@ -194,26 +223,26 @@ export class DispatchMetrics {
     const inUse = { catalog: task.table.catalog };
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
-    this.#slotsInUse.add(1, inUse);
+    this.#i.slotsInUse.add(1, inUse);
     try {
       const outcome = await inner.run(request);
       if (outcome.reattached) {
         // Only the part after the restart was followed: its duration would mislead.
-        this.#reattached.add(1, labels);
+        this.#i.reattached.add(1, labels);
       } else {
         const ended = outcome.ok ? FinishedOutcome.succeeded : FinishedOutcome.failed;
-        this.#duration.record(seconds(), { ...labels, outcome: ended });
+        this.#i.duration.record(seconds(), { ...labels, outcome: ended });
       }
       if (outcome.ok) {
-        this.#rewrittenBytes.add(task.state.bytesToRewrite, labels);
-        this.#rewrittenFiles.add(task.state.filesToRewrite, labels);
+        this.#i.rewrittenBytes.add(task.state.bytesToRewrite, labels);
+        this.#i.rewrittenFiles.add(task.state.filesToRewrite, labels);
       }
       return outcome;
     } catch (error) {
-      this.#duration.record(seconds(), { ...labels, outcome: FinishedOutcome.failed });
+      this.#i.duration.record(seconds(), { ...labels, outcome: FinishedOutcome.failed });
       throw error;
     } finally {
-      this.#slotsInUse.add(-1, inUse);
+      this.#i.slotsInUse.add(-1, inUse);
     }
   }
 }
