@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tableState } from './domain/state-fixtures.ts';
 
 // The planner as its own process with Prometheus on: real table states on a real Kafka topic
-// move its counters and its queue-depth gauge, read from GET /metrics as Prometheus would.
+// move its counters and its queue gauges, read from GET /metrics as Prometheus would.
 
 const infra = inject('infra');
 const suffix = randomUUID().slice(0, 8);
@@ -129,6 +129,10 @@ describe('planner metrics on /metrics', () => {
     expect(response.status).toBe(200);
     const body = await response.text();
     expect(body).toContain(`catalog="${catalog}"`);
+    // The oldest waiting task's age, under its Prometheus name (the task of the first test).
+    expect(body).toMatch(
+      new RegExp(`^icepack_planner_oldest_task_age_seconds\\{[^}]*catalog="${catalog}"`, 'm'),
+    );
     expect(body).not.toContain(tableKey(sampleTableId({ catalog, name: 't' })));
     expect((await fetch(`${planner.url}/v1/catalogs`)).status).toBe(401);
   });

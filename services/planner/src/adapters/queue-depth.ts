@@ -1,4 +1,4 @@
-import type { Logger } from '@icepack/runtime';
+import { createInstruments, gauge, type Logger } from '@icepack/runtime';
 import type { Meter } from '@opentelemetry/api';
 import type { TaskQueue } from './task-queue.ts';
 
@@ -10,6 +10,8 @@ export interface QueueDepthOptions {
   readonly logger: Logger;
   /** Time between measurements; 0 measures never. Default 15 000 ms. */
   readonly intervalMs?: number;
+  /** Default `() => new Date()`. */
+  readonly clock?: () => Date;
 }
 
 /** The `state` label: what BullMQ keeps, folded into what an operator asks about. */
@@ -25,34 +27,57 @@ export type QueueState = (typeof QueueState)[keyof typeof QueueState];
 
 type Depth = Readonly<Record<QueueState, number>>;
 
+interface Measurement {
+  readonly depth: Depth;
+  /** Seconds since the oldest waiting task was created; 0 when none waits. */
+  readonly oldestAge: number;
+}
+
+const INSTRUMENTS = {
+  tasks: gauge({
+    name: 'icepack.planner.queue.tasks',
+    description: 'Tasks in the catalog queue, by state (last measurement)',
+    attributes: ['catalog', 'state'],
+  }),
+  oldestAge: gauge({
+    name: 'icepack.planner.oldest_task.age.seconds',
+    description:
+      'Seconds since the oldest waiting task of the catalog queue was created (last measurement)',
+    unit: 's',
+    attributes: ['catalog'],
+  }),
+};
+
 /**
- * `icepack.planner.queue.tasks{catalog, state}`: tasks in each catalog's queue. Measured on
- * an interval — one small Lua script per catalog, sent together — and the gauge reports the
- * last measurement, so scrapes cost nothing and hundreds of catalogs stay cheap. While Redis
- * cannot be reached the last figures stay (the SDK keeps a series' last value anyway); the
- * planner's `/readyz` names `redis` meanwhile.
+ * `icepack.planner.queue.tasks{catalog, state}`: tasks in each catalog's queue, and
+ * `icepack.planner.oldest_task.age.seconds{catalog}`: how long its oldest waiting task
+ * (prioritized, wait, paused, or delayed for quota or a retry backoff; not running) has
+ * waited since it was created. Measured on an interval — two small Lua scripts per catalog,
+ * sent together — and the gauges report the last measurement, so scrapes cost nothing and
+ * hundreds of catalogs stay cheap. While Redis cannot be reached the last figures stay (the
+ * SDK keeps a series' last value anyway); the planner's `/readyz` names `redis` meanwhile.
  */
 export class QueueDepth {
   readonly #o: Required<QueueDepthOptions>;
-  #depth = new Map<string, Depth>();
+  #measured = new Map<string, Measurement>();
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
   #failing = false;
 
   constructor(options: QueueDepthOptions) {
-    this.#o = { intervalMs: 15_000, ...options };
-    options.meter
-      .createObservableGauge('icepack.planner.queue.tasks', {
-        description: 'Tasks in the catalog queue, by state (last measurement)',
-      })
-      .addCallback((result) => {
-        for (const [catalog, depth] of this.#depth) {
-          for (const state of Object.values(QueueState)) {
-            result.observe(depth[state], { catalog, state });
-          }
+    this.#o = { intervalMs: 15_000, clock: () => new Date(), ...options };
+    const instruments = createInstruments(options.meter, INSTRUMENTS);
+    instruments.tasks.addCallback((result) => {
+      for (const [catalog, { depth }] of this.#measured) {
+        for (const state of Object.values(QueueState)) {
+          result.observe(depth[state], { catalog, state });
         }
-      });
+      }
+    });
+    instruments.oldestAge.addCallback((result) => {
+      for (const [catalog, { oldestAge }] of this.#measured) result.observe(oldestAge, { catalog });
+    });
   }
 
   start(): void {
@@ -79,16 +104,32 @@ export class QueueDepth {
   async measure(): Promise<void> {
     try {
       const catalogs = await this.#o.catalogs();
-      const depths = await Promise.all(
-        catalogs.map(async (catalog) => [catalog, await this.#depthOf(catalog)] as const),
+      const now = this.#o.clock();
+      const measured = await Promise.all(
+        catalogs.map(async (catalog) => [catalog, await this.#measure(catalog, now)] as const),
       );
-      this.#depth = new Map(depths);
+      this.#measured = new Map(measured);
       this.#failing = false;
     } catch (error) {
       // Redis down is reported by /readyz; say it here once per outage, not every interval.
       if (!this.#failing) this.#o.logger.warn({ err: error }, 'queue depth not measured');
       this.#failing = true;
     }
+  }
+
+  async #measure(catalog: string, now: Date): Promise<Measurement> {
+    const [depth, oldest] = await Promise.all([
+      this.#depthOf(catalog),
+      this.#o.queue.oldestWaiting(catalog, now),
+    ]);
+    // Not told this time (a backlog of finished entries being dropped): the last age stays.
+    const oldestAge =
+      oldest === undefined
+        ? (this.#measured.get(catalog)?.oldestAge ?? 0)
+        : oldest === null
+          ? 0
+          : Math.max(0, (now.getTime() - oldest) / 1000);
+    return { depth, oldestAge };
   }
 
   async #depthOf(catalog: string): Promise<Depth> {

@@ -54,3 +54,43 @@ redis.call('HSET', KEYS[3], 'priority', priority)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], 'data', ARGV[3]) end
 return 1
 `;
+
+/**
+ * The `createdAt` (ms) of the catalog's oldest waiting task, read from the planner's
+ * index of created tasks (a zset: job id → the task's `createdAt`, written by
+ * `TaskQueue.create`): the index is walked from its oldest entry to the first job that
+ * waits — prioritized, delayed (quota or retry backoff), wait or paused. A job that runs
+ * is looked past and kept (it may be put back to wait); an entry whose job is gone
+ * (finished and removed, or removed as superseded) is dropped, unless younger than the
+ * grace: `create` writes the entry just before BullMQ adds the job. Each gone entry is
+ * dropped once, so a measurement costs a few commands, not a walk of the queue.
+ * Returns the score as a string, -1 when no task waits, -2 when `budget` entries were
+ * looked at without an answer (the next measurement goes on).
+ * KEYS[1] index, KEYS[2] prioritized, KEYS[3] delayed, KEYS[4] wait, KEYS[5] paused.
+ * ARGV[1] queue key prefix (`icepack:<queue>:`), ARGV[2] now (ms), ARGV[3] grace (ms),
+ * ARGV[4] budget (entries).
+ */
+export const OLDEST_WAITING = `
+local base = ARGV[1]
+local now = tonumber(ARGV[2])
+local grace = tonumber(ARGV[3])
+local budget = tonumber(ARGV[4])
+local offset = 0
+while budget > 0 do
+  local entries = redis.call('ZRANGE', KEYS[1], offset, offset + math.min(budget, 50) - 1, 'WITHSCORES')
+  if #entries == 0 then return -1 end
+  for i = 1, #entries, 2 do
+    local id, created = entries[i], entries[i + 1]
+    budget = budget - 1
+    if redis.call('ZSCORE', KEYS[2], id) or redis.call('ZSCORE', KEYS[3], id)
+      or redis.call('LPOS', KEYS[4], id) or redis.call('LPOS', KEYS[5], id) then
+      return created
+    elseif redis.call('EXISTS', base .. id) == 0 and now - tonumber(created) > grace then
+      redis.call('ZREM', KEYS[1], id)
+    else
+      offset = offset + 1
+    end
+  end
+end
+return -2
+`;

@@ -1,10 +1,10 @@
 import { BULLMQ_PREFIX, queueNameForCatalog, taskJobId, TaskType } from '@icepack/types';
 import type { TableId, Task } from '@icepack/types';
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PendingTasks } from '../domain/rules.ts';
 import { withAging, type ScoreOptions } from '../domain/score.ts';
-import { INSPECT_JOBS, UPDATE_WAITING_JOB } from './queue-scripts.ts';
+import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOB } from './queue-scripts.ts';
 
 /** Where a job is, as BullMQ keeps it. */
 export type JobState =
@@ -61,6 +61,13 @@ export interface WaitingTask {
 
 type UpdateResult = 'updated' | 'not-waiting' | 'changed';
 
+// How long an index entry may point at no job before it is dropped: `create` writes the
+// entry just before BullMQ adds the job (and planner clocks may differ a little).
+const INDEX_GRACE_MS = 60_000;
+// Index entries one measurement looks at, at most (a backlog of gone entries is dropped
+// over several measurements rather than in one long script).
+const INDEX_BUDGET = 1_000;
+
 /**
  * The planner's side of the per-catalog BullMQ queues: one queue per catalog
  * (`queueNameForCatalog`), job id `taskJobId(table, type)`, job data the task.
@@ -92,6 +99,15 @@ export class TaskQueue {
     return `${this.#prefix}:${queueNameForCatalog(catalog)}:`;
   }
 
+  /**
+   * The planner's index of the catalog's tasks by `createdAt` (job id → ms), for the oldest
+   * waiting task's age. Under the queue's prefix (removed with the queue); the `:` in its
+   * name keeps it apart from job ids, which have none.
+   */
+  #createdIndex(catalog: string): string {
+    return `${this.#base(catalog)}icepack:created`;
+  }
+
   /** The state and data of the table's three possible jobs, read atomically. */
   async inspect(table: TableId): Promise<TableJobs> {
     const types = Object.values(TaskType);
@@ -120,6 +136,13 @@ export class TaskQueue {
     if (existing !== 'missing' && !FINISHED.has(existing)) return false;
     const queue = this.queue(task.table.catalog);
     if (existing !== 'missing') await queue.remove(task.id);
+    // Before the add: a crash in between leaves an entry without a job (dropped later),
+    // never a job without an entry.
+    await this.#redis.zadd(
+      this.#createdIndex(task.table.catalog),
+      Date.parse(task.createdAt),
+      task.id,
+    );
     await queue.add(task.type, task, {
       jobId: task.id,
       priority: task.score.priority,
@@ -181,6 +204,32 @@ export class TaskQueue {
   }
 
   /**
+   * The `createdAt` (ms) of the catalog's oldest task that waits — prioritized, delayed
+   * (for quota or a retry backoff), wait or paused; not one that runs. Null when none
+   * waits; undefined when this measurement could not tell (a backlog of finished tasks'
+   * entries was being dropped). A few Redis commands, whatever the queue's length.
+   */
+  async oldestWaiting(catalog: string, now: Date): Promise<number | null | undefined> {
+    const base = this.#base(catalog);
+    const reply = (await this.#redis.eval(
+      OLDEST_WAITING,
+      5,
+      this.#createdIndex(catalog),
+      `${base}prioritized`,
+      `${base}delayed`,
+      `${base}wait`,
+      `${base}paused`,
+      base,
+      String(now.getTime()),
+      String(INDEX_GRACE_MS),
+      String(INDEX_BUDGET),
+    )) as string | number;
+    if (reply === -1) return null;
+    if (reply === -2) return undefined;
+    return Number(reply);
+  }
+
+  /**
    * The aging pass over one catalog: recomputes the waiting part of every waiting task's
    * score and raises its priority where it crossed a step. Returns how many were raised.
    */
@@ -194,6 +243,7 @@ export class TaskQueue {
         type === 'prioritized' ? await queue.getPrioritizedCount() : await queue.getDelayedCount();
       for (let start = 0; start < total; start += pageSize) {
         const jobs = await queue.getJobs([type], start, start + pageSize - 1, true);
+        await this.#indexCreated(catalog, jobs);
         const results = await Promise.all(
           jobs.map(async (job) => {
             const task = job.data as Task;
@@ -207,6 +257,18 @@ export class TaskQueue {
       }
     }
     return raised;
+  }
+
+  /**
+   * Adds waiting jobs the created index lacks (enqueued by a planner before the index
+   * existed, or by hand); an entry already there is left as it is.
+   */
+  async #indexCreated(catalog: string, jobs: readonly Job[]): Promise<void> {
+    const entries = jobs.flatMap((job) => {
+      const createdAt = Date.parse((job.data as Task).createdAt);
+      return Number.isNaN(createdAt) || job.id === undefined ? [] : [createdAt, job.id];
+    });
+    if (entries.length > 0) await this.#redis.zadd(this.#createdIndex(catalog), 'NX', ...entries);
   }
 
   async close(): Promise<void> {
