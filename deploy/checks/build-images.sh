@@ -150,31 +150,45 @@ ensure_node_inputs() {
   fi
 }
 
-has_image() { buildah inspect --type image "$1" >/dev/null 2>&1; }
+# A stand-in carries the checksum of its Containerfile (deploy/checks/standins/NAME.Containerfile)
+# as a label, so one built from an older version of the file is built again.
+standin_sum() { sha256sum "$ICEPACK_ROOT/deploy/checks/standins/$1.Containerfile" | cut -d' ' -f1; }
+
+# standin_current NAME TAG: the stand-in TAG exists and was built from NAME.Containerfile as it is now.
+standin_current() {
+  [[ "$(buildah inspect --type image "$2" 2>/dev/null | jq -r '.OCIv1.config.Labels["icepack.containerfile"] // empty')" \
+    == "$(standin_sum "$1")" ]]
+}
+
+# standin_build NAME TAG CONTEXT [BUILD-ARGUMENT ...]
+standin_build() {
+  local name="$1" tag="$2" context="$3"
+  shift 3
+  buildah build --isolation chroot -f "/src/deploy/checks/standins/$name.Containerfile" "$@" \
+    --label "icepack.containerfile=$(standin_sum "$name")" -t "$tag" "$context" >&2
+}
 
 ensure_standins() {
-  local standins=/src/deploy/checks/standins extra=()
+  local extra=()
   ensure_rootfs
-  if ! has_image localhost/icepack-standin/debian:bookworm-slim; then
+  if ! standin_current debian localhost/icepack-standin/debian:bookworm-slim; then
     step "stand-in debian:bookworm-slim"
-    buildah build --isolation chroot -f "$standins/debian.Containerfile" \
-      -t localhost/icepack-standin/debian:bookworm-slim /images/inputs >&2
+    standin_build debian localhost/icepack-standin/debian:bookworm-slim /images/inputs
   fi
   ensure_node_inputs
-  if ! has_image localhost/icepack-standin/node:24-slim; then
+  if ! standin_current node localhost/icepack-standin/node:24-slim; then
     step "stand-in node:24-slim (Node $NODE_VERSION, npm $npm_version)"
     [[ ! -s "$inputs/extra-ca.crt" ]] || extra=(--env NODE_EXTRA_CA_CERTS=/etc/ssl/certs/icepack-extra-ca.crt)
-    buildah build --isolation chroot -f "$standins/node.Containerfile" "${extra[@]}" \
-      -t localhost/icepack-standin/node:24-slim /images/inputs >&2
+    standin_build node localhost/icepack-standin/node:24-slim /images/inputs "${extra[@]}"
   fi
 }
 
 ensure_spark_standin() {
-  has_image localhost/icepack-standin/spark:4.0.1-python3 && return 0
+  standin_current spark localhost/icepack-standin/spark:4.0.1-python3 && return 0
   [[ -d "$site_packages/pyspark" ]] || bash "$ICEPACK_ROOT/deploy/local/spark.sh" install
-  step "stand-in apache/spark:4.0.1-python3 (Java 17 from Debian, pyspark $ICEPACK_PYSPARK_VERSION from PyPI)"
-  buildah build --isolation chroot -f /src/deploy/checks/standins/spark.Containerfile \
-    -t localhost/icepack-standin/spark:4.0.1-python3 /site-packages >&2
+  step "stand-in apache/spark:4.0.1-python3 (Java 17, Python 3 and pip from Debian, pyspark $ICEPACK_PYSPARK_VERSION from PyPI)"
+  standin_build spark localhost/icepack-standin/spark:4.0.1-python3 /site-packages \
+    --build-context inputs=/images/inputs
 }
 
 # --- the repository's images -------------------------------------------------------------------
@@ -236,10 +250,75 @@ working_container() {
 # listener_pid PORT: the pid of the process listening on 127.0.0.1:PORT.
 listener_pid() { ss -ltnpH "sport = :$1" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2; }
 
+# The job's Python in dispatcher-local (what the local runner runs the job with: its python and
+# PYSPARK_PYTHON) has each package of jobs/spark/requirements.txt at its pinned version and
+# imports the OpenTelemetry SDK and OTLP/HTTP exporter that the job's span needs.
+job_python_check='
+import importlib.metadata, os, sys
+import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter
+pins = [line.strip().split("==") for line in open(sys.argv[1]) if "==" in line and not line.startswith("#")]
+def found(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+wrong = [f"{name}=={pin} (installed: {found(name)})" for name, pin in pins if found(name) != pin]
+print(f"{os.path.realpath(sys.executable)}: {len(pins) - len(wrong)}/{len(pins)} pins of requirements.txt,"
+      " imports opentelemetry.sdk.trace and the OTLP/HTTP exporter")
+sys.exit(f"wrong versions: {wrong}" if wrong else 0)
+'
+
+# A job through dispatcher-local's own LocalRunner (its default spark-submit, python and job
+# file), as the dispatcher starts one: a cleanup of a table that does not exist, against the
+# local REST catalog, with TRACEPARENT and an OTLP endpoint served by this script in the same
+# container. Prints the run's outcome, whether an OTLP export carried a "job cleanup" span in
+# that trace, and the job's own "no span" warnings (stderr lines starting with icepack_job:).
+# shellcheck disable=SC2016 # JavaScript template literals, not shell expansions
+local_job_check='
+import { createServer } from "node:http";
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { LocalRunner } from "/app/services/dispatcher/src/runners/local-runner.ts";
+const received = [];
+const collector = createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (chunk) => chunks.push(chunk));
+  req.on("end", () => {
+    if (req.url === "/v1/traces") received.push(Buffer.concat(chunks));
+    res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+  });
+});
+await new Promise((listening) => collector.listen(0, "127.0.0.1", listening));
+process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${collector.address().port}`;
+const traceId = randomBytes(16);
+const MiB = 2 ** 20;
+const key = { taskRun: `images-check@${Date.now()}`, attempt: 1 };
+const runner = new LocalRunner({ stateDir: "/tmp/icepack-images-runs", maxCores: 1 });
+const outcome = await runner.run({
+  ...key,
+  task: { id: "images-check", type: "cleanup",
+    table: { catalog: "lake", namespace: ["icepack_images_check"], name: "absent" },
+    parameters: { olderThan: "2026-01-01T00:00:00Z", retainLast: 1 } },
+  binding: { spark: { sparkConf: {} } },
+  size: { driver: { cores: 1, memoryBytes: 384 * MiB },
+    executor: { cores: 1, instances: 1, memoryBytes: 128 * MiB }, maxConcurrentFileGroupRewrites: 1 },
+  catalog: { name: "lake", uri: process.argv[1] },
+  traceparent: `00-${traceId.toString("hex")}-${randomBytes(8).toString("hex")}-01`,
+  timeoutMs: 300_000,
+});
+collector.close();
+const stderr = await readFile(`${runner.runDir(key)}/stderr.log`, "utf8");
+console.log(JSON.stringify({
+  outcome,
+  span: received.some((body) => body.includes(traceId) && body.includes("job cleanup")),
+  warnings: stderr.split("\n").filter((line) => line.startsWith("icepack_job:")),
+}));
+'
+
 # smoke IMAGE: runs the image's CMD as the image's user, then its HEALTHCHECK command in the
 # same container, as Docker would; checks the user is not root and the app is read-only to it.
 smoke() {
-  local image="$1" port="${PORT[$1]}" ctr log pid user healthcheck cmd envs=() ok=1
+  local image="$1" port="${PORT[$1]}" ctr log pid user healthcheck cmd out envs=() ok=1
   step "run icepack/$image (port $port)"
   ! port_open "$port" || die "port $port is taken; free it or change PORT in $0"
   mapfile -t envs < <(smoke_env "$image")
@@ -257,6 +336,21 @@ smoke() {
   mapfile -t cmd < <(config "$image" '.Cmd[]')
   mapfile -t healthcheck < <(config "$image" '.Healthcheck.Test[1:][]')
   echo "  cmd:       ${cmd[*]}   (/app: $(buildah run --isolation chroot "$ctr" -- du -sh /app | cut -f1))"
+  if [[ "$image" == dispatcher-local ]]; then
+    if out="$(buildah run --isolation chroot "$ctr" -- /opt/icepack/venv/bin/python -c "$job_python_check" \
+      /opt/icepack/jobs/spark/requirements.txt 2>&1)"; then
+      echo "  job python: $out"
+    else
+      echo "  FAIL: the job's Python lacks its packages: $(tail -3 <<<"$out")"; ok=0
+    fi
+    out="$(buildah run --isolation chroot "$ctr" -- node --input-type=module -e "$local_job_check" \
+      "http://127.0.0.1:$ICEPACK_CATALOG_PORT" 2>"$images/run-$image-job.log" | tail -1)"
+    if jq -e '.outcome.error.kind == "table-not-found" and .span and .warnings == []' <<<"$out" >/dev/null 2>&1; then
+      echo "  local job: $(jq -c '{error: .outcome.error.kind, span, warnings}' <<<"$out")"
+    else
+      echo "  FAIL: expected the catalog's 'no such table' and the job's span: ${out:0:800}"; ok=0
+    fi
+  fi
   buildah run --isolation chroot "${envs[@]}" "$ctr" -- "${cmd[@]}" >"$log" 2>&1 &
   local runner=$!
   local i status=""
@@ -303,7 +397,7 @@ spark_smoke() {
   task='{"id":"images-check","type":"cleanup","table":{"catalog":"lake","namespace":["icepack_images_check"],"name":"absent"},"parameters":{"olderThan":"2026-01-01T00:00:00Z","retainLast":1}}'
   set +e
   out="$(buildah run --isolation chroot "$ctr" -- /opt/entrypoint.sh spark-submit --master 'local[1]' \
-    --conf spark.driver.memory=512m local:///opt/icepack/icepack_job.py --task-json "$task" \
+    --conf spark.driver.memory=512m local:///opt/icepack/jobs/spark/icepack_job.py --task-json "$task" \
     --catalog-name lake --catalog-uri "http://127.0.0.1:$ICEPACK_CATALOG_PORT" 2>"$images/run-spark-job.log")"
   code=$?
   set -e

@@ -57,11 +57,23 @@ CMD ["node", "src/main.ts"]
 
 # The dispatcher with Spark inside, for bindings that name the local runner (a provisioner in
 # local mode: docker-compose, one machine):
-# Spark 4.0.1 + Python from the Spark image, the Iceberg runtime and AWS bundle jars on Spark's
-# own classpath (as in spark-job.Dockerfile), Node 24 and the dispatcher.
+# Spark 4.0.1 + Python from the Spark image with the job's packages, the Iceberg runtime and AWS
+# bundle jars on Spark's own classpath (as in spark-job.Dockerfile), Node 24 and the dispatcher.
 FROM ${SPARK_IMAGE} AS dispatcher-local
 ARG ICEBERG_VERSION=1.10.1
 USER 0
+# The local runner looks for spark-submit and python in $ICEPACK_CACHE/venv/bin: point that at
+# the image's Spark and Python. The job's Python packages (OpenTelemetry, for the span of each
+# run; the list spark-job.Dockerfile and deploy/local/spark.sh install) go into that same
+# Python, which runs the job (PYSPARK_PYTHON), and the build fails if it cannot import them.
+# Before the dispatcher's files, so editing those does not reinstall them.
+COPY --chmod=644 jobs/spark/requirements.txt /opt/icepack/jobs/spark/requirements.txt
+RUN mkdir -p /opt/icepack/venv/bin \
+ && ln -s /opt/spark/bin/spark-submit /opt/icepack/venv/bin/spark-submit \
+ && ln -s "$(command -v python3)" /opt/icepack/venv/bin/python \
+ && /opt/icepack/venv/bin/python -m pip install --no-cache-dir --no-input --disable-pip-version-check \
+    -r /opt/icepack/jobs/spark/requirements.txt \
+ && /opt/icepack/venv/bin/python -c 'import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter'
 COPY --from=service /usr/local/bin/node /usr/local/bin/node
 COPY --from=service /app/ /app/
 ADD --chmod=644 --checksum=sha256:2192a0881ed0f5773b5a83a8820d2b0b2069beec203028643a1c338551007f09 \
@@ -70,11 +82,13 @@ ADD --chmod=644 --checksum=sha256:2192a0881ed0f5773b5a83a8820d2b0b2069beec203028
 ADD --chmod=644 --checksum=sha256:86bf20892ea5b4c17688f19b075399885f6aa5303f6b2dc9f491e76ceef9633b \
   https://repo1.maven.org/maven2/org/apache/iceberg/iceberg-aws-bundle/${ICEBERG_VERSION}/iceberg-aws-bundle-${ICEBERG_VERSION}.jar \
   /opt/spark/jars/
-# The local runner looks for spark-submit and python in $ICEPACK_CACHE/venv/bin: point that at
-# the image's Spark. Run state (markers, pids, results) must survive restarts: a volume there.
-RUN mkdir -p /opt/icepack/venv/bin /var/lib/icepack \
- && ln -s /opt/spark/bin/spark-submit /opt/icepack/venv/bin/spark-submit \
- && ln -s "$(command -v python3)" /opt/icepack/venv/bin/python \
+# The service user in /etc/passwd: without an entry Java has no user name (Hadoop's login
+# fails with "invalid null input: name") and home ("?", which Spark's Ivy set-up rejects), so
+# every spark-submit of the local runner would fail. Run state (markers, pids, results) must
+# survive restarts: a volume at /var/lib/icepack.
+RUN groupadd --system --gid 10001 icepack \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /tmp --no-create-home --shell /usr/sbin/nologin icepack \
+ && mkdir -p /var/lib/icepack \
  && chown 10001:10001 /var/lib/icepack
 ENV NODE_ENV=production \
     ICEPACK_HTTP_PORT=8080 \

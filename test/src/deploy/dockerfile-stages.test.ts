@@ -45,6 +45,32 @@ function effective(chain: readonly Stage[], instruction: string): string | undef
   return undefined;
 }
 
+/** The path a stage copies `jobs/spark/requirements.txt` to, and the RUN that installs from it. */
+function jobRequirementsInstall(stage: Stage): { path: string; run: string | undefined } {
+  const copy = stage.instructions
+    .map((line) => /^COPY\s+(?:--\S+\s+)*jobs\/spark\/requirements\.txt\s+(\S+)$/i.exec(line))
+    .find((match) => match !== null);
+  expect(copy, 'COPY jobs/spark/requirements.txt').toBeDefined();
+  const path = copy![1]!;
+  return {
+    path,
+    run: stage.instructions.find((line) => /^RUN\s/i.test(line) && line.includes(`-r ${path}`)),
+  };
+}
+
+/** Pip installs the job's packages from that list without leaving pip's cache in the image. */
+function expectLeanInstall(run: string | undefined): void {
+  expect(run).toMatch(/\bpip3? install\b/);
+  expect(run).toContain('--no-cache-dir');
+}
+
+describe('deploy/docker/spark-job.Dockerfile', () => {
+  it("installs the job's pinned Python packages (jobs/spark/requirements.txt: OpenTelemetry for its span)", () => {
+    const [image] = stages('deploy/docker/spark-job.Dockerfile');
+    expectLeanInstall(jobRequirementsInstall(image!).run);
+  });
+});
+
 describe('deploy/docker/service.Dockerfile', () => {
   const all = stages('deploy/docker/service.Dockerfile');
 
@@ -59,6 +85,25 @@ describe('deploy/docker/service.Dockerfile', () => {
     expect(effective(chain, 'USER')).toMatch(/^USER [1-9]\d*:[1-9]\d*$/);
     expect(effective(chain, 'HEALTHCHECK')).toMatch(/\/healthz/);
     expect(effective(chain, 'CMD')).toBe('CMD ["node", "src/main.ts"]');
+  });
+
+  it("installs the job's pinned Python packages in dispatcher-local, into the Python the local runner runs the job with", () => {
+    const stage = all.find((s) => s.name === 'dispatcher-local')!;
+    const { run } = jobRequirementsInstall(stage);
+    expectLeanInstall(run);
+    // LocalRunner runs the job with $ICEPACK_CACHE/venv/bin/python (its python and
+    // PYSPARK_PYTHON); the stage points that path at the image's Python and installs with it.
+    const cache = /\bICEPACK_CACHE=(\S+)/.exec(effective([stage], 'ENV') ?? '')?.[1];
+    expect(cache).toBeDefined();
+    expect(run).toContain(`${cache!}/venv/bin/python -m pip install`);
+  });
+
+  it('gives dispatcher-local’s user an /etc/passwd entry (spark-submit fails for a uid without a name)', () => {
+    const stage = all.find((s) => s.name === 'dispatcher-local')!;
+    const uid = /^USER (\d+):/.exec(effective([stage], 'USER') ?? '')?.[1];
+    expect(uid).toBeDefined();
+    const useradd = stage.instructions.filter((line) => /^RUN\s.*\buseradd\b/i.test(line));
+    expect(useradd.join('\n')).toMatch(new RegExp(`useradd [^&]*--uid ${uid!}\\b`));
   });
 
   it('runs dispatcher-local as a non-root user too', () => {
