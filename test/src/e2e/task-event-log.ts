@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Consumer } from 'kafkajs';
-import { parseMessage, TaskEventTypes, Topics } from '@icepack/types';
+import { assertLifecycle, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
 import type { TaskEvent } from '@icepack/types';
 import { ProgressLines } from './progress/progress-lines.ts';
 
@@ -45,6 +45,26 @@ export class TaskEventLog {
       },
     });
     return log;
+  }
+
+  /**
+   * Each task id whose events so far break the task lifecycle (`assertLifecycle`: a repeat is
+   * a no-op), with the error and its events; empty when all follow it.
+   */
+  lifecycleViolations(): string[] {
+    const byTask = Map.groupBy(this.events, (event) => event.taskId);
+    const violations: string[] = [];
+    for (const [taskId, events] of byTask) {
+      try {
+        assertLifecycle(events.map((e) => e.status));
+      } catch (error) {
+        const seen = events.map(
+          (e) => `${e.status}${e.runId === undefined ? '' : ` (${e.runId})`}`,
+        );
+        violations.push(`${taskId}: ${(error as Error).message}; events: ${seen.join(' → ')}`);
+      }
+    }
+    return violations;
   }
 
   /** Events of one table (by name), oldest first. */
