@@ -97,9 +97,9 @@ describe('assertLifecycle', () => {
     [['started', 'succeeded', 'retrying'], 'queued', 'retrying'],
     [['started', 'queued', 'succeeded'], 'started', 'queued'],
   ];
-  it.each(rejected.map(([statuses, from, to]) => [statuses.join(' → '), statuses, from, to]))(
+  it.each(rejected.map(([statuses, from, to]) => [statuses.join(' → '), from, to, statuses]))(
     'rejects %s at %s → %s',
-    (_, statuses, from, to) => {
+    (_, from, to, statuses) => {
       expect(() => assertLifecycle(statuses)).toThrow(
         expect.objectContaining({ name: 'InvalidTaskTransitionError', from, to }),
       );
