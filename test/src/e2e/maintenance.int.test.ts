@@ -502,18 +502,23 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       ).toEqual(['append', 'replace']);
 
       // One trace from the writer's commit event to the Spark job, each hop under the one
-      // before: the commit event consumed, the scan, the table state consumed, the task
+      // before: the commit event consumed, the scan request (its `scan table` span and the
+      // table state it sends are siblings under it), the table state consumed, the task
       // enqueued, its dispatch. The job's own span is the child of the dispatch span of the
       // killed dispatcher, which was never exported: here it only has to be in the trace
       // (the next test checks its parent).
       const hops = [
         'metadata-scanner: process icepack.commits',
-        'metadata-scanner: scan table',
+        'metadata-scanner: process icepack.scan-requests',
         'planner: process icepack.table-state',
         'planner: enqueue merge',
         'dispatcher: dispatch merge',
       ];
-      const alsoInTrace = ['dispatcher: send icepack.task-events', 'spark-job: job merge'];
+      const alsoInTrace = [
+        'metadata-scanner: scan table',
+        'dispatcher: send icepack.task-events',
+        'spark-job: job merge',
+      ];
       const seen = () => new Set(otlp.trace(traceId).map((s) => `${s.service}: ${s.name}`));
       // Spans are exported in batches a few seconds after they end.
       const complete = await until(

@@ -49,10 +49,14 @@ export class TaskEventLog {
 
   /**
    * Each task id whose events so far break the task lifecycle (`assertLifecycle`: a repeat is
-   * a no-op), with the error and its events; empty when all follow it.
+   * a no-op), with the error and its events; empty when all follow it. Events are taken in the
+   * order they happened (`at`), not the order they arrived: the planner and the dispatcher
+   * send on their own producers, and after a Kafka outage the planner's `planned` can arrive
+   * after the dispatcher's `started` of the same task.
    */
   lifecycleViolations(): string[] {
-    const byTask = Map.groupBy(this.events, (event) => event.taskId);
+    const happened = this.events.toSorted((a, b) => Date.parse(a.at) - Date.parse(b.at));
+    const byTask = Map.groupBy(happened, (event) => event.taskId);
     const violations: string[] = [];
     for (const [taskId, events] of byTask) {
       try {
