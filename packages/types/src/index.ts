@@ -121,6 +121,7 @@ export {
   TaskStatus,
   TaskTransitions,
   INITIAL_TASK_STATUS,
+  assertLifecycle,
   assertTransition,
   canTransition,
   isTerminalStatus,

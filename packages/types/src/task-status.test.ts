@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  assertLifecycle,
   assertTransition,
   canTransition,
   InvalidTaskTransitionError,
@@ -27,13 +28,14 @@ describe('TaskTransitions', () => {
     ['retrying', 'updated'],
     ['retrying', 'succeeded'],
     ['updated', 'failed'],
+    // The planner's `planned` is published once the task is in the queue.
+    ['planned', 'started'],
   ] as const)('allows %s → %s', (from, to) => {
     expect(() => assertTransition(from, to)).not.toThrow();
   });
 
   it.each([
     [null, 'queued'],
-    ['planned', 'started'],
     ['planned', 'succeeded'],
     ['queued', 'succeeded'],
     ['updated', 'succeeded'],
@@ -68,4 +70,39 @@ describe('TaskTransitions', () => {
     }
     expect(canTransition('started', 'cancelled')).toBe(true);
   });
+});
+
+describe('assertLifecycle', () => {
+  const accepted: TaskStatus[][] = [
+    ['planned', 'updated', 'started', 'succeeded'],
+    // Enqueued without the planner's event; a runner error, the same run followed again.
+    ['updated', 'started', 'retrying', 'retrying', 'succeeded'],
+    // At-least-once: a restarted dispatcher reports the run's start and end again.
+    ['planned', 'started', 'started', 'succeeded', 'succeeded'],
+    // Task ids repeat: the next merge of the table after this one ended.
+    ['planned', 'started', 'failed', 'planned', 'superseded'],
+    ['queued', 'started', 'succeeded', 'started', 'succeeded'],
+  ];
+  it.each(accepted.map((statuses) => [statuses.join(' → '), statuses]))(
+    'accepts %s',
+    (_, statuses) => {
+      expect(() => assertLifecycle(statuses)).not.toThrow();
+    },
+  );
+
+  const rejected: [TaskStatus[], TaskStatus, TaskStatus][] = [
+    [['planned', 'started', 'updated'], 'started', 'updated'],
+    [['planned', 'succeeded'], 'planned', 'succeeded'],
+    // A new task of the id must start afresh, not continue the ended one.
+    [['started', 'succeeded', 'retrying'], 'queued', 'retrying'],
+    [['started', 'queued', 'succeeded'], 'started', 'queued'],
+  ];
+  it.each(rejected.map(([statuses, from, to]) => [statuses.join(' → '), from, to, statuses]))(
+    'rejects %s at %s → %s',
+    (_, from, to, statuses) => {
+      expect(() => assertLifecycle(statuses)).toThrow(
+        expect.objectContaining({ name: 'InvalidTaskTransitionError', from, to }),
+      );
+    },
+  );
 });

@@ -25,7 +25,9 @@ export const INITIAL_TASK_STATUS: TaskStatus = TaskStatus.planned;
 
 /** The lifecycle as data: status → statuses it may move to. Terminal statuses map to []. */
 export const TaskTransitions: { readonly [S in TaskStatus]: readonly TaskStatus[] } = {
-  planned: ['updated', 'queued', 'superseded', 'skipped', 'cancelled'],
+  // The planner publishes `planned` once the task is in the queue (no one publishes `queued`
+  // for it), so a planned task moves on as a queued one does.
+  planned: ['updated', 'queued', 'started', 'failed', 'superseded', 'skipped', 'cancelled'],
   // The planner re-plans a pending task; the dispatcher puts a task back to wait for quota
   // (or after a runner error before the run started), then starts it or gives up on it.
   updated: ['updated', 'queued', 'started', 'failed', 'superseded', 'skipped', 'cancelled'],
@@ -70,4 +72,22 @@ export class InvalidTaskTransitionError extends Error {
 export function assertTransition(from: TaskStatus | null, to: TaskStatus): void {
   const ok = from === null ? to === INITIAL_TASK_STATUS : canTransition(from, to);
   if (!ok) throw new InvalidTaskTransitionError(from, to);
+}
+
+/**
+ * Checks one task id's statuses, in the order they were published, against the lifecycle and
+ * throws `InvalidTaskTransitionError` at the first move it does not allow. A repeat of the
+ * current status is a no-op (events are at least once). After a terminal status the id starts
+ * a new task (task ids are per table and type). A task starts at `planned` — or, enqueued
+ * without the planner's event (tests, a queue filled by hand), as if it were `queued`.
+ */
+export function assertLifecycle(statuses: Iterable<TaskStatus>): void {
+  let current: TaskStatus | undefined;
+  for (const status of statuses) {
+    if (status === current) continue;
+    if (current !== undefined && !isTerminalStatus(current)) assertTransition(current, status);
+    else if (status !== TaskStatus.queued)
+      assertTransition(status === INITIAL_TASK_STATUS ? null : TaskStatus.queued, status);
+    current = status;
+  }
 }

@@ -6,11 +6,17 @@ import {
   EnvelopeConsumer,
   EnvelopeProducer,
   ensureTopics,
+  inSpan,
   KafkaClient,
+  startTelemetry,
 } from '@icepack/runtime';
+import type { Telemetry } from '@icepack/runtime';
+import { InMemorySpanExporter } from '@icepack/runtime/testing';
+import { SpanKind } from '@opentelemetry/api';
 import {
   createEnvelope,
   parseMessage,
+  queueNameForCatalog,
   sampleTableId,
   serializeEnvelope,
   tableKey,
@@ -46,6 +52,8 @@ let producer: EnvelopeProducer;
 let consumer: EnvelopeConsumer;
 let queue: TaskQueue;
 let states: TableStateStore;
+let telemetry: Telemetry;
+const spans = new InMemorySpanExporter();
 
 async function waitFor<T>(
   what: string,
@@ -62,6 +70,8 @@ async function waitFor<T>(
 }
 
 beforeAll(async () => {
+  // Started first, as the service's main does, so the Kafka consumer's spans are recorded.
+  telemetry = startTelemetry({ serviceName: 'planner-kafka-test', traceExporter: spans });
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
   kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: groupId, logger });
   await ensureTopics(kafka, [
@@ -106,6 +116,7 @@ afterAll(async () => {
   await queue.close();
   await states.clear();
   await redis.quit();
+  await telemetry.shutdown();
 });
 
 describe('Kafka → planner → queue', () => {
@@ -113,10 +124,14 @@ describe('Kafka → planner → queue', () => {
     const table = sampleTableId({ catalog, name: 'orders' });
     const key = tableKey(table);
     const state = tableState({ smallFiles: 80, newDataFiles: 5 }, { table });
-    // The scanner's trace context rides in the headers and ends up in the job data.
-    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    // The scanner's trace context rides in the headers; the task continues it.
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const traceparent = `00-${traceId}-b7ad6b7169203331-01`;
     const envelope = serializeEnvelope(createEnvelope('TableScanned', key, state));
-    await producer.sendRaw(stateTopic, key, envelope, { traceparent });
+    // (Sent from inside the scanner's span, as the scanner does.)
+    await inSpan('scan table', { parent: { traceparent } }, () =>
+      producer.sendRaw(stateTopic, key, envelope),
+    );
     await producer.sendRaw(stateTopic, key, envelope); // redelivered / re-published
 
     const waiting = await waitFor('the merge task', async () => {
@@ -124,7 +139,33 @@ describe('Kafka → planner → queue', () => {
       return list.length > 0 ? list : undefined;
     });
     expect(waiting.map((w) => w.task.id)).toEqual([`merge/${key}`]);
-    expect(waiting[0]?.task.traceparent).toBe(traceparent);
+
+    // The enqueue has its own span: a producer span under the state's consume span (itself
+    // under the scanner's send span), and the task's trace context is that span's, so the
+    // dispatcher's span will be its child.
+    // The consume span ends once the task event is sent and the state stored.
+    const finished = await waitFor('the consume span to end', async () => {
+      await telemetry.flush();
+      const all = spans.getFinishedSpans();
+      return all.some((s) => s.name === `process ${stateTopic}`) ? all : undefined;
+    });
+    const enqueues = finished.filter((s) => s.name === 'enqueue merge');
+    expect(enqueues).toHaveLength(1);
+    const enqueue = enqueues[0]!;
+    const parent = finished.find(
+      (s) => s.spanContext().spanId === enqueue.parentSpanContext?.spanId,
+    );
+    expect(parent?.name).toBe(`process ${stateTopic}`);
+    expect(parent?.kind).toBe(SpanKind.CONSUMER);
+    expect(enqueue.spanContext().traceId).toBe(traceId);
+    expect(enqueue.kind).toBe(SpanKind.PRODUCER);
+    expect(enqueue.attributes).toMatchObject({
+      'icepack.queue': queueNameForCatalog(catalog),
+      'icepack.task.id': `merge/${key}`,
+      'icepack.task.priority': waiting[0]?.priority,
+      'icepack.enqueue.outcome': 'added',
+    });
+    expect(waiting[0]?.task.traceparent).toBe(`00-${traceId}-${enqueue.spanContext().spanId}-01`);
 
     // The planned event reached icepack.task-events (here: its test topic), keyed by table.
     const events: TaskEvent[] = [];

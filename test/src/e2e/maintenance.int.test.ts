@@ -141,24 +141,71 @@ const ENDINGS: readonly TaskEvent['status'][] = ['succeeded', 'failed', 'cancell
 const RUN_STATUSES: readonly TaskEvent['status'][] = ['started', 'retrying', ...ENDINGS];
 
 /**
- * The events of one run of a task: from `first` (its `planned` or `started` event) up to and
- * including the task's next ending (succeeded, failed or cancelled). Task ids are per (table,
- * type) — the BullMQ job id — so every run of a task type on a table has the same id: an
- * earlier run's events must not count. The planner's and the dispatcher's events reach the
- * topic in the order they were sent, not the order they happened (a Kafka outage delays one
- * producer more than the other), so a run is closed by its ending, not by a `planned`.
+ * The run `event` belongs to: its `runId`, or — for the planner's events, which have none —
+ * that of the task's next event that has one. Task ids are per (table, type), so every run of
+ * a task type on a table has the same id; the run id names one launch (one attempt) and
+ * stays the same when a restarted dispatcher re-attaches to it.
  */
-function runEvents(first: TaskEvent): TaskEvent[] {
-  const events = log.events
-    .slice(log.events.indexOf(first))
-    .filter((e) => e.taskId === first.taskId);
-  const end = events.findIndex((e) => ENDINGS.includes(e.status));
-  return end === -1 ? events : events.slice(0, end + 1);
+function runIdOf(event: TaskEvent): string | undefined {
+  if (event.runId !== undefined) return event.runId;
+  return log.events
+    .slice(log.events.indexOf(event) + 1)
+    .find((e) => e.taskId === event.taskId && e.runId !== undefined)?.runId;
 }
 
-/** The run's final event (succeeded, failed or cancelled), once there is one. */
-const endOf = (first: TaskEvent): TaskEvent | undefined =>
-  runEvents(first).find((e) => ENDINGS.includes(e.status));
+/** The events of the run `first` belongs to (see {@link runIdOf}), in the order published. */
+function runEvents(first: TaskEvent): TaskEvent[] {
+  const runId = runIdOf(first);
+  return runId === undefined ? [] : log.events.filter((e) => e.runId === runId);
+}
+
+/**
+ * The run's final event: its ending (succeeded, failed or cancelled), or its last event once
+ * the task went on to another run (a new attempt after a retryable failure).
+ */
+function endOf(first: TaskEvent): TaskEvent | undefined {
+  const run = runEvents(first);
+  const ending = run.find((e) => ENDINGS.includes(e.status));
+  if (ending !== undefined || run.length === 0) return ending;
+  const last = run.at(-1)!;
+  const movedOn = log.events
+    .slice(log.events.indexOf(last) + 1)
+    .some((e) => e.taskId === last.taskId && e.runId !== undefined && e.runId !== last.runId);
+  return movedOn ? last : undefined;
+}
+
+/**
+ * The first hop of `hops` (`service: span name`) missing from trace `traceId` as a descendant
+ * of the hop before it; undefined when the whole chain is there.
+ */
+function missingHop(traceId: string, hops: readonly string[]): string | undefined {
+  const spans = otlp.trace(traceId);
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const descends = (span: ReceivedSpan, ancestor: ReceivedSpan): boolean => {
+    for (let p = byId.get(span.parentSpanId ?? ''); p; p = byId.get(p.parentSpanId ?? '')) {
+      if (p.spanId === ancestor.spanId) return true;
+    }
+    return false;
+  };
+  let previous: ReceivedSpan[] | undefined;
+  for (const hop of hops) {
+    const found = spans.filter(
+      (s) =>
+        `${s.service}: ${s.name}` === hop &&
+        (previous === undefined || previous.some((p) => descends(s, p))),
+    );
+    if (found.length === 0) return hop;
+    previous = found;
+  }
+  return undefined;
+}
+
+/** Spans of a trace with their parents, for a failure message. */
+const spansOf = (traceId: string): string =>
+  otlp
+    .trace(traceId)
+    .map((s) => `${s.service}: ${s.name} ${s.spanId} (parent ${String(s.parentSpanId)})`)
+    .join('\n');
 
 /** A table's first event of one of `types` with `status`, published at or after `since`. */
 const firstSince = (
@@ -215,9 +262,9 @@ async function stopRun(pid: number, runDir: string): Promise<void> {
   }
 }
 
-/** The first launch of a task at or after `since` (ms). */
-async function launchSince(taskId: string, since: number): Promise<Launch | undefined> {
-  return (await launches()).find((l) => l.taskId === taskId && l.startedAt >= since);
+/** The launch of one run (`runId` of its task events). */
+async function launchOf(runId: string | undefined): Promise<Launch | undefined> {
+  return (await launches()).find((l) => l.runId === runId);
 }
 
 /** A table's snapshots, oldest first, from the REST catalog (no Spark session needed). */
@@ -362,6 +409,7 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       );
       expect(log.events.filter((e) => e.status === 'failed')).toEqual([]);
       expect(log.invalid).toEqual([]);
+      expect(log.lifecycleViolations()).toEqual([]);
 
       // One Spark session per table, side by side: the queue is idle, nothing else runs.
       const truths = await Promise.all(
@@ -421,7 +469,7 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       );
       // Killed while its Spark run is under way: a new dispatcher must re-attach, not relaunch.
       const launch = await until(
-        () => launchSince(started.taskId, t0),
+        () => launchOf(started.runId),
         'the Spark run of the merge to be launched',
         2 * MINUTE,
         describeSystem,
@@ -453,21 +501,29 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
         JSON.stringify(history),
       ).toEqual(['append', 'replace']);
 
-      // One trace from the writer's commit event to the Spark job: the commit event consumed,
-      // the scan, the plan (and the enqueued task's event), the dispatch, the job itself.
+      // One trace from the writer's commit event to the Spark job, each hop under the one
+      // before: the commit event consumed, the scan request (its `scan table` span and the
+      // table state it sends are siblings under it), the table state consumed, the task
+      // enqueued, its dispatch. The job's own span is the child of the dispatch span of the
+      // killed dispatcher, which was never exported: here it only has to be in the trace
+      // (the next test checks its parent).
       const hops = [
         'metadata-scanner: process icepack.commits',
-        'metadata-scanner: scan table',
+        'metadata-scanner: process icepack.scan-requests',
         'planner: process icepack.table-state',
-        'planner: send icepack.task-events',
+        'planner: enqueue merge',
         'dispatcher: dispatch merge',
+      ];
+      const alsoInTrace = [
+        'metadata-scanner: scan table',
         'dispatcher: send icepack.task-events',
         'spark-job: job merge',
       ];
       const seen = () => new Set(otlp.trace(traceId).map((s) => `${s.service}: ${s.name}`));
       // Spans are exported in batches a few seconds after they end.
       const complete = await until(
-        () => hops.every((hop) => seen().has(hop)),
+        () =>
+          missingHop(traceId, hops) === undefined && alsoInTrace.every((hop) => seen().has(hop)),
         `every hop in trace ${traceId}`,
         MINUTE,
       ).catch(() => false);
@@ -479,9 +535,10 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
         .map((s) => `${s.service}: ${s.name} ${s.traceId}`);
       expect(
         complete,
-        `spans in trace ${traceId}:\n${[...seen()].join('\n')}\nevents of the run:\n${eventTraces.join('\n')}\ndispatcher and job spans:\n${otherSpans.slice(-20).join('\n')}`,
+        `missing hop: ${String(missingHop(traceId, hops))}\nspans in trace ${traceId}:\n${spansOf(traceId)}\nevents of the run:\n${eventTraces.join('\n')}\ndispatcher and job spans:\n${otherSpans.slice(-20).join('\n')}`,
       ).toBe(true);
       expect(otlp.rejected).toEqual([]);
+      expect(log.lifecycleViolations()).toEqual([]);
     },
     15 * MINUTE,
   );
@@ -526,13 +583,20 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
         },
         `the job span, child of a dispatch span, in trace ${String(traceId)}`,
         MINUTE,
-        () =>
-          otlp
-            .trace(traceId!)
-            .map((s) => `${s.service}: ${s.name} ${s.spanId} (parent ${String(s.parentSpanId)})`)
-            .join('\n'),
+        () => spansOf(traceId!),
       );
       expect(job.attributes['icepack.task.id']).toBe(started.taskId);
+      // Up the trace from the job: dispatch, the enqueue, the table state it was planned from.
+      expect(
+        missingHop(traceId!, [
+          'planner: process icepack.table-state',
+          'planner: enqueue merge',
+          'dispatcher: dispatch merge',
+          'spark-job: job merge',
+        ]),
+        spansOf(traceId!),
+      ).toBeUndefined();
+      expect(log.lifecycleViolations()).toEqual([]);
     },
     12 * MINUTE,
   );
@@ -559,6 +623,7 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
       );
       expect(end.status, describeSystem()).toBe('succeeded');
       expect(end.after!.dataFiles).toBeLessThan(end.before!.dataFiles);
+      expect(log.lifecycleViolations()).toEqual([]);
     },
     12 * MINUTE,
   );

@@ -1,4 +1,4 @@
-/** Span and metric attribute keys used by the runtime, in one place (OTel semconv names). */
+/** Span and metric attribute keys used by the runtime and the services, in one place. */
 export const Attr = {
   messagingSystem: 'messaging.system',
   messagingOperation: 'messaging.operation.type',
@@ -13,4 +13,12 @@ export const Attr = {
   icepackAttempt: 'icepack.message.attempt',
   /** Why a message was dead-lettered, as a class (`DlqReason`), never the free-text reason. */
   icepackDlqReason: 'icepack.dlq.reason',
+  /** A task's id (its BullMQ job id, `merge/<table key>`). */
+  icepackTaskId: 'icepack.task.id',
+  /** The catalog's BullMQ queue a task waits in. */
+  icepackQueue: 'icepack.queue',
+  /** The BullMQ priority a task was enqueued with (lower runs first). */
+  icepackTaskPriority: 'icepack.task.priority',
+  /** What the planner did with a task in the queue (`EnqueueOutcome`). */
+  icepackEnqueueOutcome: 'icepack.enqueue.outcome',
 } as const;

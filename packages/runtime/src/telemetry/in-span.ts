@@ -1,5 +1,5 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Attributes, Tracer } from '@opentelemetry/api';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import { extractContext } from './trace-context.ts';
 import type { TraceCarrier } from './trace-context.ts';
 
@@ -21,12 +21,13 @@ export interface InSpanOptions {
 
 /**
  * Runs `work` inside a new span, so everything it sends (Kafka messages, jobs) carries that
- * span's trace; ends the span when the work settles and marks it failed on an error.
+ * span's trace; ends the span when the work settles and marks it failed on an error. The work
+ * gets the span, to add what it learns (an outcome) as attributes.
  */
 export async function inSpan<T>(
   name: string,
   options: InSpanOptions,
-  work: () => Promise<T>,
+  work: (span: Span) => Promise<T>,
 ): Promise<T> {
   const tracer = options.tracer ?? trace.getTracer('@icepack/runtime');
   const parent =
@@ -39,7 +40,7 @@ export async function inSpan<T>(
     parent,
   );
   try {
-    return await context.with(trace.setSpan(parent, span), work);
+    return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (error) {
     if (options.expected?.(error) !== true) {
       span.recordException(error as Error);

@@ -168,6 +168,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     expect(events.of(task.id).filter((e) => e.status === 'started')).toHaveLength(1);
     // Both dispatchers report the one run under one id: its run directory.
     expect(new Set(events.of(task.id).map((e) => e.runId))).toEqual(new Set([basename(runDir)]));
+    events.expectLifecycle(task.id);
   }, 1_200_000);
 
   it('spark-operator runner: SIGKILL after the SparkApplication exists → re-attach (409), one application, one run', async () => {
@@ -191,6 +192,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     expect(new Set(events.of(task.id).map((e) => e.runId))).toEqual(
       new Set([apps[0]?.metadata.name]),
     );
+    events.expectLifecycle(task.id);
     // Same outcome as the local runner: fewer files, same rows.
     const after = await dispatchTables(['odd-name'], tableOptions, { truthOnly: true });
     expect(truth('odd-name', after).dataFiles.count).toBeLessThan(
@@ -230,5 +232,6 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     expect(new Set(events.of(task.id).map((e) => e.runId))).toEqual(
       new Set([operator.launchLog.find((l) => l.taskId === task.id)?.name]),
     );
+    events.expectLifecycle(task.id);
   }, 1_200_000);
 });

@@ -6,6 +6,7 @@ import { formatProblem, resolvePolicy, type Policy, type PolicyProblem } from '.
 import { PolicyKeys } from '../domain/policy-keys.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
+import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
 import type { TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
 import { pendingFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
@@ -72,7 +73,7 @@ export class Planner {
     };
   }
 
-  #plan(state: TableState, jobs: TableJobs, traceparent?: string): TablePlan {
+  #plan(state: TableState, jobs: TableJobs): TablePlan {
     const { policy, problems } = resolvePolicy(
       state.properties,
       this.#o.catalogSettings(state.table.catalog),
@@ -84,11 +85,14 @@ export class Planner {
       pending: pendingFrom(jobs),
       now: this.#o.clock(),
       scoreOptions: this.#o.scoreOptions,
-      ...(traceparent === undefined ? {} : { traceparent }),
     });
   }
 
-  async handleState(state: TableState, traceparent?: string): Promise<HandleOutcome> {
+  /**
+   * Plans one table state. Call it inside the state message's span: each queue write gets its
+   * own `enqueue <type>` span under it, and the tasks carry that span's trace.
+   */
+  async handleState(state: TableState): Promise<HandleOutcome> {
     const key = tableKey(state.table);
     const log = this.#o.logger;
     // Both reads in flight at once: one round trip (the job read is wasted on a stale state).
@@ -104,7 +108,7 @@ export class Planner {
       );
       return { ignored: order === 'older' ? 'older' : 'duplicate', actions: [] };
     }
-    const plan = this.#plan(state, jobs, traceparent);
+    const plan = this.#plan(state, jobs);
     const events: TaskEvent[] = [];
     const at = this.#o.clock().toISOString();
     const event = (d: TaskDecision, status: TaskStatus, reason: string): TaskEvent => ({
@@ -126,12 +130,19 @@ export class Planner {
 
     this.#reportProblems(plan.problems, latest, state, at, events, log);
     const actions: { type: TaskType; action: string }[] = [];
+    const { catalog } = state.table;
     let mergeStillWaiting = false;
     // Removals first: a sort may only be created once the merge it replaces is gone.
     for (const d of plan.decisions.filter((x) => x.action === 'remove')) {
-      if (await this.#o.queue.removeWaiting(state.table, d.type)) {
-        events.push(event(d, d.removal ?? 'skipped', d.reason));
-        actions.push({ type: d.type, action: d.removal ?? 'skipped' });
+      const removal = d.removal ?? 'skipped';
+      const outcome = await inEnqueueSpan(d, catalog, async () =>
+        (await this.#o.queue.removeWaiting(state.table, d.type))
+          ? EnqueueOutcome[removal]
+          : EnqueueOutcome.unchanged,
+      );
+      if (outcome !== EnqueueOutcome.unchanged) {
+        events.push(event(d, removal, d.reason));
+        actions.push({ type: d.type, action: removal });
       } else if (d.type === 'merge') {
         mergeStillWaiting = true; // it started running meanwhile
       }
@@ -141,16 +152,21 @@ export class Planner {
       plan.decisions.map(async (d): Promise<TaskEvent | undefined> => {
         if (d.task === undefined) return undefined;
         if (d.action === 'create') {
-          if (d.type === 'sort' && mergeStillWaiting) {
+          const skip = d.type === 'sort' && mergeStillWaiting;
+          const outcome = await inEnqueueSpan(d, catalog, async (task) => {
+            if (skip) return EnqueueOutcome.skipped;
+            return (await this.#o.queue.create(task!, jobs[d.type].state))
+              ? EnqueueOutcome.added
+              : EnqueueOutcome.unchanged;
+          });
+          if (skip) {
             return event(
               d,
               'skipped',
               'the merge it would replace started running; the next table state decides',
             );
           }
-          return (await this.#o.queue.create(d.task, jobs[d.type].state))
-            ? event(d, 'planned', d.reason)
-            : undefined;
+          return outcome === EnqueueOutcome.added ? event(d, 'planned', d.reason) : undefined;
         }
         if (d.action !== 'update') return undefined;
         const current = jobs[d.type].task;
@@ -161,9 +177,12 @@ export class Planner {
         ) {
           return undefined;
         }
-        return (await this.#o.queue.update(d.task)) === 'updated'
-          ? event(d, 'updated', d.reason)
-          : undefined;
+        const outcome = await inEnqueueSpan(d, catalog, async (task) =>
+          (await this.#o.queue.update(task!)) === 'updated'
+            ? EnqueueOutcome.updated
+            : EnqueueOutcome.unchanged,
+        );
+        return outcome === EnqueueOutcome.updated ? event(d, 'updated', d.reason) : undefined;
       }),
     );
     for (const e of applied) {

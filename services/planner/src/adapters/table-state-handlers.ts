@@ -1,13 +1,7 @@
-import type { MessageHandlers, MessageContext } from '@icepack/runtime';
+import type { MessageHandlers } from '@icepack/runtime';
 import { parseTableKey } from '@icepack/types';
 import type { HandleOutcome, Planner } from './planner.ts';
 import type { PlannerMetrics } from './planner-metrics.ts';
-
-function traceparentOf(context: MessageContext): string | undefined {
-  const value = context.headers.traceparent;
-  const text = Array.isArray(value) ? value[0] : value;
-  return text === undefined ? undefined : text.toString();
-}
 
 /** A tombstone's catalog for the metrics; a malformed key fails in the planner itself. */
 function catalogOfKey(key: string): string {
@@ -50,9 +44,11 @@ export function tableStateHandlers(
 } {
   return {
     handlers: {
-      TableScanned: (envelope, context) =>
+      // The runtime calls handlers inside the message's consume span: the enqueue spans and
+      // the tasks' traces hang off it.
+      TableScanned: (envelope) =>
         measured(metrics, envelope.payload.table.catalog, () =>
-          planner.handleState(envelope.payload, traceparentOf(context)),
+          planner.handleState(envelope.payload),
         ),
     },
     onTombstone: async (key) => {

@@ -166,11 +166,4 @@ describe('planTable', () => {
     ]);
     expect(p.cleanup.action).toBe('create');
   });
-
-  it('carries the trace context into the task', () => {
-    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const { policy } = resolvePolicy({});
-    const p = planTable({ state: needsCleanup, policy, pending: {}, now, traceparent });
-    expect(p.decisions[0]?.task?.traceparent).toBe(traceparent);
-  });
 });

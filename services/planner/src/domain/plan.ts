@@ -55,7 +55,6 @@ export interface PlanInput {
   readonly pending: PendingTasks;
   readonly now: Date;
   readonly scoreOptions?: ScoreOptions;
-  readonly traceparent?: string;
 }
 
 function fired(rule: RuleResult): string {
@@ -75,7 +74,6 @@ function buildTask(type: TaskType, input: PlanInput): Task {
     table: state.table,
     score,
     createdAt,
-    ...(input.traceparent === undefined ? {} : { traceparent: input.traceparent }),
   };
   const deletes = deleteFiles(state);
   if (type === 'cleanup') {
