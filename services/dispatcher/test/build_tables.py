@@ -4,7 +4,10 @@ The shared fixtures (test/fixtures/generate.py) live in fixed namespaces that ot
 read; maintenance rewrites tables, so these tests build the same fixtures (same builders,
 same seeded rows) under `<prefix>.<fixture namespace…>` and print their ground truth.
 
-    python build_tables.py --catalog-uri URI --prefix disp_ab12 --only sorted odd-name --out t.json
+One Spark session builds the tables of every `--target CATALOG PREFIX` (the same REST catalog
+under each Spark catalog name); the output is a list of {fixture key: truth}, one per target.
+
+    python build_tables.py --catalog-uri URI --target disp disp_ab12 --only sorted odd-name --out t.json
 """
 
 from __future__ import annotations
@@ -35,32 +38,56 @@ def file_rows(spark, name: str) -> list[list[list]]:
     return files
 
 
+def alias_catalog(spark, source: str, name: str) -> None:
+    """Makes the Spark catalog `name` a second name of the catalog `source` (same settings)."""
+    key = f"spark.sql.catalog.{source}"
+    for conf, value in spark.sparkContext.getConf().getAll():
+        if conf == key or conf.startswith(key + "."):
+            spark.conf.set(f"spark.sql.catalog.{name}{conf[len(key):]}", value)
+
+
+def build(spark, ctx: Ctx, catalog: str, prefix: str, args) -> dict:
+    out = {}
+    for fixture in (f for f in FIXTURES if f.key in args.only):
+        namespace = [prefix, *fixture.namespace]
+        for i in range(len(namespace)):
+            level = ".".join(quote_ident(p) for p in [catalog, *namespace[: i + 1]])
+            spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {level}")
+        name = table_sql_name(catalog, namespace, fixture.name)
+        if not args.truth_only:
+            spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
+            fixture.build(ctx, name)
+        out[fixture.key] = table_truth(spark, catalog, namespace, fixture.name)
+        if fixture.key in args.file_rows:
+            out[fixture.key]["fileRows"] = file_rows(spark, name)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--catalog-uri", required=True)
-    parser.add_argument("--catalog-name", default="fixtures")
-    parser.add_argument("--prefix", required=True)
+    parser.add_argument(
+        "--target",
+        nargs=2,
+        action="append",
+        required=True,
+        metavar=("CATALOG", "PREFIX"),
+        help="Spark catalog name (the tasks' table.catalog) and first namespace level; repeatable",
+    )
     parser.add_argument("--only", nargs="+", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--truth-only", action="store_true", help="do not build: only report the tables' truth")
     parser.add_argument("--file-rows", nargs="*", default=[], help="also dump each live data file's rows, in file order")
     args = parser.parse_args()
-    spark = build_session(CatalogOptions(args.catalog_uri, args.catalog_name), "icepack-dispatcher-tables")
-    ctx = Ctx(spark=spark, catalog=args.catalog_name, scale=SCALES["small"])
-    out = {}
+    first = args.target[0][0]
+    spark = build_session(CatalogOptions(args.catalog_uri, first), "icepack-dispatcher-tables")
+    for catalog in {c for c, _ in args.target} - {first}:
+        alias_catalog(spark, first, catalog)
+    out = []
     try:
-        for fixture in (f for f in FIXTURES if f.key in args.only):
-            namespace = [args.prefix, *fixture.namespace]
-            for i in range(len(namespace)):
-                level = ".".join(quote_ident(p) for p in [args.catalog_name, *namespace[: i + 1]])
-                spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {level}")
-            name = table_sql_name(args.catalog_name, namespace, fixture.name)
-            if not args.truth_only:
-                spark.sql(f"DROP TABLE IF EXISTS {name} PURGE")
-                fixture.build(ctx, name)
-            out[fixture.key] = table_truth(spark, args.catalog_name, namespace, fixture.name)
-            if fixture.key in args.file_rows:
-                out[fixture.key]["fileRows"] = file_rows(spark, name)
+        for catalog, prefix in args.target:
+            ctx = Ctx(spark=spark, catalog=catalog, scale=SCALES["small"])
+            out.append(build(spark, ctx, catalog, prefix, args))
     finally:
         spark.stop()
     with open(args.out, "w", encoding="utf-8") as fh:

@@ -12,17 +12,27 @@ export const dispatchTruthSchema = tableTruthSchema.extend({
 });
 export type DispatchTruth = z.infer<typeof dispatchTruthSchema>;
 
-export interface DispatchTablesOptions {
-  readonly python: string;
-  readonly catalogUri: string;
-  readonly sparkJars: string;
+export interface DispatchTableTarget {
   /** Spark catalog name, also `table.catalog` of the tasks. */
   readonly catalogName: string;
   /** First namespace level, unique per test run. */
   readonly prefix: string;
 }
 
-function run(args: readonly string[], options: DispatchTablesOptions): Promise<void> {
+export interface DispatchSparkOptions {
+  readonly python: string;
+  readonly catalogUri: string;
+  readonly sparkJars: string;
+}
+
+export type DispatchTablesOptions = DispatchSparkOptions & DispatchTableTarget;
+
+export interface DispatchTablesExtra {
+  readonly truthOnly?: boolean;
+  readonly fileRows?: readonly string[];
+}
+
+function run(args: readonly string[], options: DispatchSparkOptions): Promise<void> {
   return new Promise((ok, fail) => {
     const child = spawn(options.python, [script, ...args], {
       env: { ...process.env, ICEPACK_SPARK_JARS: options.sparkJars },
@@ -38,35 +48,38 @@ function run(args: readonly string[], options: DispatchTablesOptions): Promise<v
 }
 
 /**
- * Builds (or, with `truthOnly`, only measures) fixture tables under `<prefix>.…` in one
- * Spark session and returns their truth by fixture key.
+ * Builds (or, with `truthOnly`, only measures) the fixture tables under `<prefix>.…` of each
+ * target in one Spark session — one session start instead of one per target — and returns
+ * their truth by fixture key, one record per target in order.
  */
-export async function dispatchTables(
+export async function dispatchTableSets(
   keys: readonly string[],
-  options: DispatchTablesOptions,
-  extra: { truthOnly?: boolean; fileRows?: readonly string[] } = {},
-): Promise<Record<string, DispatchTruth>> {
+  options: DispatchSparkOptions,
+  targets: readonly DispatchTableTarget[],
+  extra: DispatchTablesExtra = {},
+): Promise<Record<string, DispatchTruth>[]> {
   const out = join(await mkdtemp(join(tmpdir(), 'icepack-dispatch-')), 'truth.json');
-  const args = [
-    '--catalog-uri',
-    options.catalogUri,
-    '--catalog-name',
-    options.catalogName,
-    '--prefix',
-    options.prefix,
-    '--out',
-    out,
-    '--only',
-    ...keys,
-  ];
+  const args = ['--catalog-uri', options.catalogUri, '--out', out, '--only', ...keys];
+  for (const target of targets) args.push('--target', target.catalogName, target.prefix);
   if (extra.truthOnly === true) args.push('--truth-only');
   if (extra.fileRows !== undefined && extra.fileRows.length > 0)
     args.push('--file-rows', ...extra.fileRows);
   await run(args, options);
-  const parsed = z
-    .record(z.string(), dispatchTruthSchema)
+  return z
+    .array(z.record(z.string(), dispatchTruthSchema))
+    .length(targets.length)
     .parse(JSON.parse(await readFile(out, 'utf8')));
-  return parsed;
+}
+
+/** `dispatchTableSets` for the one target of `options`. */
+export async function dispatchTables(
+  keys: readonly string[],
+  options: DispatchTablesOptions,
+  extra: DispatchTablesExtra = {},
+): Promise<Record<string, DispatchTruth>> {
+  const [truth] = await dispatchTableSets(keys, options, [options], extra);
+  if (truth === undefined) throw new Error('build_tables.py returned no truth');
+  return truth;
 }
 
 export type { TableTruth };

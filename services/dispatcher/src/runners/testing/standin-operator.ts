@@ -7,7 +7,6 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { parseJobOutput } from '../job-result.ts';
 import { Annotations, SPARK_API } from '../spark-application.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..', '..');
@@ -62,8 +61,9 @@ function expired(app: App, now: number): boolean {
  * A stand-in for the Spark operator (no Kubernetes here): watches SparkApplications on the
  * API server, runs each with `spark-submit --master local[n]` and writes
  * `status.applicationState` like the operator: SUBMITTED → RUNNING → COMPLETED | FAILED.
- * Like the operator it reports a failed driver as `driver container failed with ExitCode: N`;
- * unlike it, it appends the job's own error message (the driver's termination message).
+ * Like the operator it reports a failed driver as
+ * `driver container failed with ExitCode: N, Reason: Error` and nothing more: the job's own
+ * error message does not reach the status (the dispatcher gets the exit code only).
  * Deleting an application kills its run; a finished one is deleted `timeToLiveSeconds` after
  * its `status.terminationTime`, as the operator garbage-collects it.
  */
@@ -177,7 +177,7 @@ export class StandinOperator {
     for (const e of spec.driver?.env ?? []) env[e.name] = e.value;
     const child = spawn(join(cacheDir, 'venv', 'bin', 'spark-submit'), args, {
       env,
-      stdio: ['ignore', 'pipe', 'ignore'],
+      stdio: 'ignore',
     });
     this.#running.set(key, child);
     this.launches.set(app.metadata.name, (this.launches.get(app.metadata.name) ?? 0) + 1);
@@ -185,19 +185,15 @@ export class StandinOperator {
       name: app.metadata.name,
       taskId: app.metadata.annotations?.[Annotations.taskId],
     });
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('close', (code) => {
       if (this.#running.get(key) !== child) return; // deleted (cancelled)
       this.#running.delete(key);
-      const result = parseJobOutput(stdout);
-      const detail = result !== undefined && !result.ok ? `: ${result.error.message}` : '';
       const state: Record<string, string> =
         code === 0
           ? { state: 'COMPLETED' }
           : {
               state: 'FAILED',
-              errorMessage: `driver container failed with ExitCode: ${String(code)}, Reason: Error${detail}`,
+              errorMessage: `driver container failed with ExitCode: ${String(code)}, Reason: Error`,
             };
       void this.#status(app, state, { terminationTime: new Date().toISOString() }).catch(
         () => undefined,

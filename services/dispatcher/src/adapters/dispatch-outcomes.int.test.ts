@@ -1,0 +1,311 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { RestCatalog } from '@icepack/iceberg';
+import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { kubeConfigFor, startFakeKubeApi } from '@icepack/test/k8s';
+import { BULLMQ_PREFIX, queueNameForCatalog, type Binding, type Task } from '@icepack/types';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LocalRunner } from '../runners/local-runner.ts';
+import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
+import type { SparkRunner } from '../runners/spark-runner.ts';
+import { StandinOperator } from '../runners/testing/standin-operator.ts';
+import { KubeQuota } from './kube-quota.ts';
+import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
+import { CatalogTableHealth } from './table-health.ts';
+import { KafkaDispatchSink } from './task-events.ts';
+import { TaskWorker } from './task-worker.ts';
+import {
+  dispatchTables,
+  dispatchTableSets,
+  type DispatchTableTarget,
+  type DispatchTruth,
+} from './testing/dispatch-tables.ts';
+import { cleanupTask, mergeTask, sortTask } from './testing/sample-tasks.ts';
+import { TaskEventLog } from './testing/task-event-log.ts';
+import { testBinding } from './testing/test-binding.ts';
+
+const infra = inject('infra');
+const suffix = Math.random().toString(36).slice(2, 8);
+const KEYS = ['unpartitioned-small-files', 'sorted', 'many-snapshots', 'odd-name'];
+const logger = createLogger({ service: 'dispatch-test', level: 'warn' });
+const sparkOptions = {
+  python: infra.python,
+  catalogUri: infra.catalogUri,
+  sparkJars: infra.sparkJars,
+};
+
+/** What a runner brings to the worker: how it runs Spark and where it reads the quota. */
+interface RunnerSetup {
+  readonly runner: SparkRunner;
+  readonly quota: QuotaGate;
+  /** Stops what the setup started (the worker closes the quota). */
+  readonly stop: () => Promise<void>;
+}
+
+interface Variant extends DispatchTableTarget {
+  readonly name: Binding['runner'];
+  readonly setUp: (binding: Binding, redis: Redis) => Promise<RunnerSetup>;
+  /** What the failed task event says for a job that failed with exit code 2 (bad input). */
+  readonly failure: { readonly title: string; readonly message: RegExp };
+}
+
+const variants: Variant[] = [
+  {
+    name: 'local',
+    catalogName: `disp${suffix}`,
+    prefix: `local_${suffix}`,
+    setUp: async (_binding, redis) => ({
+      runner: new LocalRunner({ stateDir: await mkdtemp(join(tmpdir(), 'icepack-runs-')) }),
+      quota: new LocalBudgetQuota({ redis, prefix: `test-${suffix}` }),
+      stop: () => Promise.resolve(),
+    }),
+    failure: {
+      title: "puts a failing job's error message on the failed task event",
+      message: /no_such_column/,
+    },
+  },
+  {
+    name: 'spark-operator',
+    catalogName: `dispop${suffix}`,
+    prefix: `operator_${suffix}`,
+    // The fake API server and the stand-in operator; the quota is the namespace's
+    // ResourceQuota as the provisioner makes it, its `used` counted by the fake from the
+    // unfinished SparkApplications' driver and executor requests.
+    setUp: async (binding) => {
+      const kube = await startFakeKubeApi();
+      const kubeConfig = kubeConfigFor(kube.url);
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      const { namespace } = binding;
+      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      await core.createNamespacedResourceQuota({
+        namespace,
+        body: {
+          metadata: { name: 'icepack-quota' },
+          spec: {
+            hard: {
+              'requests.cpu': binding.cpu,
+              'requests.memory': binding.memory,
+              'limits.memory': binding.memory,
+            },
+          },
+        },
+      });
+      const operator = new StandinOperator({ kubeConfig, sparkJars: infra.sparkJars });
+      operator.start();
+      return {
+        runner: new SparkOperatorRunner({ kubeConfig, pollMs: 500 }),
+        quota: new KubeQuota(kubeConfig),
+        stop: async () => {
+          operator.stop();
+          await kube.stop();
+        },
+      };
+    },
+    // Like the real operator, the stand-in reports only the driver's exit code
+    // (docs/dispatcher.md): the kind comes from it, the job's own message does not arrive.
+    failure: {
+      title:
+        'puts the error kind from the driver exit code (not the job message: the operator does not report it) on the failed task event',
+      message: /^driver container failed with ExitCode: 2, Reason: Error$/,
+    },
+  },
+];
+
+let built: Record<string, DispatchTruth>[];
+
+// One Spark session builds both variants' tables (each in its own namespace).
+beforeAll(async () => {
+  built = await dispatchTableSets(KEYS, sparkOptions, variants);
+}, 900_000);
+
+function truth(key: string, which: Record<string, DispatchTruth>): DispatchTruth {
+  const t = which[key];
+  if (t === undefined) throw new Error(`no truth for ${key}`);
+  return t;
+}
+
+describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
+  'dispatch with the $name runner on real fixture tables',
+  (variant) => {
+    const { catalogName } = variant;
+    let before: Record<string, DispatchTruth>;
+    let after: Record<string, DispatchTruth>;
+    let redis: Redis;
+    let kafka: KafkaClient;
+    let producer: EnvelopeProducer;
+    let events: TaskEventLog;
+    let setup: RunnerSetup;
+    let worker: TaskWorker;
+    let queue: Queue;
+    const tasks: Record<string, Task> = {};
+
+    beforeAll(async () => {
+      before = built[variant.index]!;
+      redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+      kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: 'dispatch-test', logger });
+      producer = new EnvelopeProducer(kafka);
+      await producer.connect();
+      events = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === catalogName);
+      await events.start();
+      const catalog = new RestCatalog({ name: catalogName, uri: infra.catalogUri });
+      // Room for one small job at a time (driver 1 core + executor 1 core): the second task
+      // has to wait for quota, then runs.
+      const binding = testBinding(catalogName, {
+        cpu: '3',
+        memory: '8Gi',
+        slots: 2,
+        runner: variant.name,
+      });
+      setup = await variant.setUp(binding, redis);
+      worker = new TaskWorker({
+        binding,
+        connection: redis,
+        runner: setup.runner,
+        quota: setup.quota,
+        sink: new KafkaDispatchSink(producer),
+        health: new CatalogTableHealth(() => catalog),
+        catalog: { name: catalogName, uri: infra.catalogUri },
+        logger,
+        quotaWaitMs: 2_000,
+        timeoutMs: 15 * 60_000,
+      });
+      queue = new Queue(queueNameForCatalog(catalogName), {
+        connection: redis,
+        prefix: BULLMQ_PREFIX,
+      });
+
+      tasks.merge = mergeTask(truth('unpartitioned-small-files', before), 5);
+      tasks.sort = sortTask(truth('sorted', before), 'sort', [
+        { name: 'event_ts', direction: 'asc', nullOrder: 'nulls-first' },
+        { name: 'id', direction: 'desc', nullOrder: 'nulls-last' },
+      ]);
+      tasks.cleanup = cleanupTask(
+        truth('many-snapshots', before),
+        5,
+        new Date(Date.now() + 60_000),
+      );
+      tasks.odd = mergeTask(truth('odd-name', before), 2);
+      // A z-order on a column the table does not have: the job fails, and says why.
+      tasks.failing = sortTask(truth('odd-name', before), 'zorder', [{ name: 'no_such_column' }]);
+      let priority = 1;
+      for (const task of Object.values(tasks)) {
+        await queue.add(task.type, task, {
+          jobId: task.id,
+          priority: priority++,
+          removeOnComplete: true,
+          removeOnFail: true,
+        });
+      }
+      await worker.start();
+      for (const task of Object.values(tasks))
+        await events.waitFor(task.id, ['succeeded', 'failed'], 1_500_000);
+      after = await dispatchTables(
+        KEYS,
+        { ...sparkOptions, catalogName, prefix: variant.prefix },
+        { truthOnly: true, fileRows: ['sorted'] },
+      );
+    }, 1_800_000);
+
+    afterAll(async () => {
+      await worker.close(true);
+      await setup.stop();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await events.stop();
+      await producer.disconnect();
+      await kafka.close();
+      redis.disconnect();
+    });
+
+    it('merge turns the small files into few files; rows and content unchanged', async () => {
+      const b = truth('unpartitioned-small-files', before);
+      const a = truth('unpartitioned-small-files', after);
+      expect(b.dataFiles.count).toBe(60);
+      expect(a.dataFiles.count).toBe(1);
+      expect(a.contentChecksum).toEqual(b.contentChecksum);
+      expect(a.recordCount).toBe(b.recordCount);
+      const done = await events.waitFor(tasks.merge!.id, ['succeeded']);
+      expect(done.before).toMatchObject({ dataFiles: 60, smallFiles: 60 });
+      expect(done.after).toMatchObject({
+        dataFiles: 1,
+        smallFiles: 1,
+        snapshots: b.snapshotCount + 1,
+      });
+      expect(done.after!.bytes).toBeLessThan(done.before!.bytes);
+    });
+
+    it('sort leaves every data file sorted by the task order; content unchanged', () => {
+      const b = truth('sorted', before);
+      const a = truth('sorted', after);
+      expect(a.contentChecksum).toEqual(b.contentChecksum);
+      expect(a.dataFiles.count).toBeLessThan(b.dataFiles.count);
+      // Columns: id, kind, payload, score, event_ts → (event_ts asc nulls first, id desc).
+      for (const rows of a.fileRows ?? []) {
+        const keys = rows.map((r) => [r[4] ?? '', Number(r[0])] as const);
+        const ordered = [...keys].sort((x, y) =>
+          x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : y[1] - x[1],
+        );
+        expect(keys).toEqual(ordered);
+      }
+      expect(a.fileRows?.flat()).toHaveLength(b.recordCount);
+    });
+
+    it('expire keeps the last 5 of main, the branch head and the tagged snapshot only', () => {
+      const b = truth('many-snapshots', before);
+      const a = truth('many-snapshots', after);
+      const parent = new Map(b.snapshots.map((s) => [s.snapshotId, s.parentId]));
+      const main: string[] = [];
+      for (
+        let id = b.currentSnapshotId;
+        id !== null && main.length < 5;
+        id = parent.get(id) ?? null
+      )
+        main.push(id);
+      const tag = b.refs.find((r) => r.name === 'release-1')!.snapshotId;
+      const branch = b.refs.find((r) => r.name === 'audit')!.snapshotId;
+      expect([...a.snapshotIds].sort()).toEqual([...new Set([...main, tag, branch])].sort());
+      expect(a.refs).toEqual(b.refs);
+      expect(a.contentChecksum).toEqual(b.contentChecksum);
+    });
+
+    it('handles the table named with a dot, space, quote and backtick', async () => {
+      const b = truth('odd-name', before);
+      const a = truth('odd-name', after);
+      expect(a.id.name).toBe("odd.name with 'quote' and `tick`");
+      expect(a.dataFiles.count).toBeLessThan(b.dataFiles.count);
+      expect(a.contentChecksum).toEqual(b.contentChecksum);
+      expect((await events.waitFor(tasks.odd!.id, ['succeeded'])).status).toBe('succeeded');
+    });
+
+    it(variant.failure.title, async () => {
+      const failed = await events.waitFor(tasks.failing!.id, ['failed', 'succeeded']);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatchObject({ kind: 'bad-input', retryable: false });
+      expect(failed.error?.message).toMatch(variant.failure.message);
+      expect(
+        events
+          .of(tasks.failing!.id)
+          .map((e) => e.status)
+          .filter((s) => s !== 'updated'),
+      ).toEqual(['started', 'failed']);
+    });
+
+    it('lets a task wait for quota (delayed, not failed) and then run', () => {
+      const waited = Object.values(tasks).filter((t) =>
+        events
+          .of(t.id)
+          .some((e) => e.status === 'updated' && /waiting for quota/.test(e.reason ?? '')),
+      );
+      expect(waited.length).toBeGreaterThan(0);
+      for (const task of waited) {
+        const statuses = events.of(task.id).map((e) => e.status);
+        expect(statuses.at(-1)).toMatch(/succeeded|failed/);
+        expect(statuses).toContain('started');
+      }
+    });
+  },
+);
