@@ -221,6 +221,10 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
       redis.disconnect();
     });
 
+    it("publishes each task's events in an order the task lifecycle allows", () => {
+      for (const task of Object.values(tasks)) events.expectLifecycle(task.id);
+    });
+
     it('merge turns the small files into few files; rows and content unchanged', async () => {
       const b = truth('unpartitioned-small-files', before);
       const a = truth('unpartitioned-small-files', after);
