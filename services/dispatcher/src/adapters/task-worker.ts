@@ -1,6 +1,6 @@
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
+import { Attr, injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
   parseTask,
@@ -192,7 +192,7 @@ export class TaskWorker {
       `dispatch ${String(data.type)}`,
       {
         parent: typeof data.traceparent === 'string' ? { traceparent: data.traceparent } : {},
-        attributes: { 'icepack.task.id': String(job.id), 'icepack.queue': this.queueName },
+        attributes: { [Attr.icepackTaskId]: String(job.id), [Attr.icepackQueue]: this.queueName },
         // Waiting for quota or a retry backoff is not a failed dispatch.
         expected: (error) => error instanceof DelayedError,
       },
