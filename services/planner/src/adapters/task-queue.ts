@@ -136,21 +136,26 @@ export class TaskQueue {
     if (existing !== 'missing' && !FINISHED.has(existing)) return false;
     const queue = this.queue(task.table.catalog);
     if (existing !== 'missing') await queue.remove(task.id);
-    // Before the add: a crash in between leaves an entry without a job (dropped later),
-    // never a job without an entry.
-    await this.#redis.zadd(
+    // Sent before the add on the queue's connection (the same one), so Redis applies it
+    // first — a crash in between leaves an entry without a job (dropped later), never a job
+    // without one — but not awaited on its own: one round trip per task, not two.
+    const indexed = this.#redis.zadd(
       this.#createdIndex(task.table.catalog),
       Date.parse(task.createdAt),
       task.id,
     );
-    await queue.add(task.type, task, {
-      jobId: task.id,
-      priority: task.score.priority,
-      // The id must be free for the table's next task of this type; history lives in
-      // the task events on Kafka.
-      removeOnComplete: true,
-      removeOnFail: true,
-    });
+    try {
+      await queue.add(task.type, task, {
+        jobId: task.id,
+        priority: task.score.priority,
+        // The id must be free for the table's next task of this type; history lives in
+        // the task events on Kafka.
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } finally {
+      await indexed;
+    }
     return true;
   }
 
