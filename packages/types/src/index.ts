@@ -130,6 +130,7 @@ export {
 export {
   taskEventSchema,
   parseTaskEvent,
+  assertEventLifecycle,
   taskEventWithStatus,
   healthFiguresSchema,
   taskErrorSchema,

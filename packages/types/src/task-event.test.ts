@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MessageType, TaskEventTypes } from './message-types.ts';
 import { createEnvelope, parseMessage, serializeEnvelope } from './messages.ts';
 import { sampleTableId } from './samples.ts';
-import { taskEventSchema } from './task-event.ts';
+import { assertEventLifecycle, taskEventSchema, type TaskEvent } from './task-event.ts';
 import { TaskStatus } from './task-status.ts';
 import { ValidationError } from './validation-error.ts';
 
@@ -50,5 +50,36 @@ describe('task event message types', () => {
     expect(() =>
       createEnvelope(MessageType.TaskFailed, 'prod/sales/orders', event as never),
     ).toThrow(ValidationError);
+  });
+});
+
+describe('assertEventLifecycle', () => {
+  const table = sampleTableId();
+  const event = (status: TaskEvent['status'], at: string, runId?: string): TaskEvent => ({
+    taskId: 'merge/cat/db/t',
+    table,
+    taskType: 'merge',
+    status,
+    at,
+    ...(runId === undefined ? {} : { runId }),
+  });
+
+  it('takes the events in the order they happened, not the order they arrived', () => {
+    const arrived = [
+      event('started', '2026-01-01T00:00:02.000Z', 'run-a1'),
+      event('planned', '2026-01-01T00:00:01.000Z'),
+      event('succeeded', '2026-01-01T00:00:03.000Z', 'run-a1'),
+    ];
+    expect(() => assertEventLifecycle(arrived)).not.toThrow();
+  });
+
+  it('names the refused move and lists the events', () => {
+    const events = [
+      event('planned', '2026-01-01T00:00:01.000Z'),
+      event('succeeded', '2026-01-01T00:00:02.000Z', 'run-a1'),
+    ];
+    expect(() => assertEventLifecycle(events)).toThrow(
+      /task cannot move from planned to succeeded.*; events: planned → succeeded \(run-a1\)/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseWith } from './validation-error.ts';
 import { count, isoDateTime } from './primitives.ts';
-import { TaskStatus } from './task-status.ts';
+import { assertLifecycle, TaskStatus } from './task-status.ts';
 import { scorePartSchema, taskTypeSchema } from './task.ts';
 import { tableIdSchema } from './table-id.ts';
 
@@ -58,4 +58,22 @@ export function taskEventWithStatus<S extends TaskStatus>(status: S) {
 /** Validates a task event; throws `ValidationError` naming the field. */
 export function parseTaskEvent(value: unknown): TaskEvent {
   return parseWith(taskEventSchema, value, 'task event');
+}
+
+/**
+ * Checks one task id's events against the lifecycle (`assertLifecycle`) in the order they
+ * happened — by `at`: events of different services can arrive out of order (after a Kafka
+ * outage the planner's `planned` may land after the dispatcher's `started`). Throws an error
+ * naming the refused move and listing the events.
+ */
+export function assertEventLifecycle(events: readonly TaskEvent[]): void {
+  const happened = events.toSorted((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  try {
+    assertLifecycle(happened.map((e) => e.status));
+  } catch (error) {
+    const seen = happened.map((e) =>
+      e.runId === undefined ? e.status : `${e.status} (${e.runId})`,
+    );
+    throw new Error(`${(error as Error).message}; events: ${seen.join(' → ')}`, { cause: error });
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Consumer } from 'kafkajs';
-import { assertLifecycle, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
+import { assertEventLifecycle, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
 import type { TaskEvent } from '@icepack/types';
 import { ProgressLines } from './progress/progress-lines.ts';
 
@@ -48,24 +48,17 @@ export class TaskEventLog {
   }
 
   /**
-   * Each task id whose events so far break the task lifecycle (`assertLifecycle`: a repeat is
-   * a no-op), with the error and its events; empty when all follow it. Events are taken in the
-   * order they happened (`at`), not the order they arrived: the planner and the dispatcher
-   * send on their own producers, and after a Kafka outage the planner's `planned` can arrive
-   * after the dispatcher's `started` of the same task.
+   * Each task id whose events so far break the task lifecycle (`assertEventLifecycle`: in
+   * the order they happened, a repeat a no-op), with the error and its events; empty when all
+   * follow it.
    */
   lifecycleViolations(): string[] {
-    const happened = this.events.toSorted((a, b) => Date.parse(a.at) - Date.parse(b.at));
-    const byTask = Map.groupBy(happened, (event) => event.taskId);
     const violations: string[] = [];
-    for (const [taskId, events] of byTask) {
+    for (const [taskId, events] of Map.groupBy(this.events, (event) => event.taskId)) {
       try {
-        assertLifecycle(events.map((e) => e.status));
+        assertEventLifecycle(events);
       } catch (error) {
-        const seen = events.map(
-          (e) => `${e.status}${e.runId === undefined ? '' : ` (${e.runId})`}`,
-        );
-        violations.push(`${taskId}: ${(error as Error).message}; events: ${seen.join(' → ')}`);
+        violations.push(`${taskId}: ${(error as Error).message}`);
       }
     }
     return violations;

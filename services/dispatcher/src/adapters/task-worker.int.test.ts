@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
 import {
+  assertEventLifecycle,
   queueNameForCatalog,
   sampleMergeTask,
   sampleTableId,
@@ -16,7 +17,6 @@ import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spa
 import type { QuotaGate } from './quota.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
 import { TaskWorker } from './task-worker.ts';
-import { expectLifecycle } from './testing/task-event-log.ts';
 import { testBinding } from './testing/test-binding.ts';
 
 const infra = inject('infra');
@@ -144,7 +144,7 @@ describe('TaskWorker', () => {
       ['retrying', 1, 'run-1', 'runner'],
       ['succeeded', 1, 'run-1', undefined],
     ]);
-    expectLifecycle(sunk.events);
+    assertEventLifecycle(sunk.events);
   });
 
   it('puts a task back (updated, not retrying) when the quota cannot be read, and loses it not', async () => {
@@ -163,7 +163,7 @@ describe('TaskWorker', () => {
     const sunk = sink as InMemoryDispatchSink;
     await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
     expect(sunk.events.map((e) => e.status)).toEqual(['updated', 'started', 'succeeded']);
-    expectLifecycle(sunk.events);
+    assertEventLifecycle(sunk.events);
     expect(sunk.events[0]?.reason).toMatch(/runner error 1 of 3/);
     expect(runner.calls).toHaveLength(1);
   });
@@ -199,6 +199,6 @@ describe('TaskWorker', () => {
     expect(second.events.map((e) => [e.status, e.runId])).toEqual([['succeeded', 'run-1']]);
     expect(second.events[0]?.before).toEqual(figures);
     // The repeated outcome is a repeat, not a new transition.
-    expectLifecycle([...first.events, ...second.events]);
+    assertEventLifecycle([...first.events, ...second.events]);
   });
 });

@@ -1,19 +1,5 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import { assertLifecycle, Topics, type TaskEvent } from '@icepack/types';
-
-/**
- * Throws unless one task id's events, in the order published, follow the task lifecycle
- * (`assertLifecycle`: a repeat is a no-op, a task starts at `planned` or as if `queued`); the
- * error lists the events.
- */
-export function expectLifecycle(events: readonly TaskEvent[]): void {
-  try {
-    assertLifecycle(events.map((e) => e.status));
-  } catch (error) {
-    const seen = events.map((e) => (e.runId === undefined ? e.status : `${e.status} (${e.runId})`));
-    throw new Error(`${(error as Error).message}; events: ${seen.join(' → ')}`, { cause: error });
-  }
-}
+import { assertEventLifecycle, Topics, type TaskEvent } from '@icepack/types';
 
 /** Reads `icepack.task-events` from the start and keeps the events of matching tasks. */
 export class TaskEventLog {
@@ -51,9 +37,9 @@ export class TaskEventLog {
     return this.events.filter((e) => e.taskId === taskId);
   }
 
-  /** Throws unless the task's events so far follow the lifecycle (see {@link expectLifecycle}). */
+  /** Throws unless the task's events so far follow the lifecycle (`assertEventLifecycle`). */
   expectLifecycle(taskId: string): void {
-    expectLifecycle(this.of(taskId));
+    assertEventLifecycle(this.of(taskId));
   }
 
   /** Resolves with the task's first event in `statuses`; polls (no timing assertions). */
