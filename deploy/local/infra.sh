@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The whole local stack in one command.
-#   infra.sh up     [redis kafka catalog spark]  install + start + wait (all by default),
-#                                                 then create the Kafka topics
+#   infra.sh up     [redis kafka catalog spark k8s]  install + start + wait (all by default),
+#                                                     then create the Kafka topics
 #   infra.sh down   [...]                         stop (data is kept under $ICEPACK_RUN)
 #   infra.sh status [...]                         one line per service; exit 1 if any is down
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 here="$ICEPACK_ROOT/deploy/local"
-all=(redis kafka catalog spark)
+all=(redis kafka catalog spark k8s)
 
 services_from_args() {
   local s
@@ -20,8 +20,10 @@ services_from_args() {
 }
 
 # Each service comes up in its own background job; its log output goes to a file that is
-# shown only when it fails, its closing status line (stdout) to the summary. Maven downloads serialize themselves (lib.sh mvn_run), so running the
-# jobs side by side is safe; the only heavy start-ups are the Kafka and catalog JVMs.
+# shown only when it fails, its closing status line (stdout) to the summary. Maven downloads
+# serialize themselves (lib.sh mvn_run), so running the jobs side by side is safe; the heavy
+# start-ups are the Kafka and catalog JVMs, and on a fresh machine the Go build of the
+# Kubernetes control plane (k8s.sh install, ~20 min; `./dev test` starts it first of all).
 cmd_up() {
   local services=() s failed=() out
   mapfile -t services < <(services_from_args "$@")
@@ -61,4 +63,4 @@ cmd_status() {
   return "$rc"
 }
 
-run_subcommand "infra.sh up|down|status [redis kafka catalog spark]" "$@"
+run_subcommand "infra.sh up|down|status [redis kafka catalog spark k8s]" "$@"

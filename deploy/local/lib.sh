@@ -18,6 +18,13 @@ ICEPACK_REDIS_PORT="${ICEPACK_REDIS_PORT:-16379}"
 ICEPACK_KAFKA_PORT="${ICEPACK_KAFKA_PORT:-19092}"
 ICEPACK_KAFKA_CONTROLLER_PORT="${ICEPACK_KAFKA_CONTROLLER_PORT:-19093}"
 ICEPACK_CATALOG_PORT="${ICEPACK_CATALOG_PORT:-18181}"
+# The local Kubernetes control plane (k8s.sh): API server, etcd client and peer, the Spark
+# operator's health probe, kwok's server.
+ICEPACK_K8S_API_PORT="${ICEPACK_K8S_API_PORT:-16443}"
+ICEPACK_ETCD_PORT="${ICEPACK_ETCD_PORT:-12379}"
+ICEPACK_ETCD_PEER_PORT="${ICEPACK_ETCD_PEER_PORT:-12380}"
+ICEPACK_SPARK_OPERATOR_PORT="${ICEPACK_SPARK_OPERATOR_PORT:-18091}"
+ICEPACK_KWOK_PORT="${ICEPACK_KWOK_PORT:-18092}"
 
 mkdir -p "$ICEPACK_CACHE" "$ICEPACK_RUN" "$ICEPACK_LOGS"
 
@@ -47,6 +54,12 @@ ICEPACK_ICEBERG_VERSION="${ICEPACK_ICEBERG_VERSION:-1.10.1}"
 # The Iceberg Spark runtime is built per Spark line and Scala version.
 ICEPACK_SPARK_LINE="${ICEPACK_SPARK_LINE:-4.0}"
 ICEPACK_PYSPARK_VERSION="${ICEPACK_PYSPARK_VERSION:-4.0.1}"
+# The Kubernetes control plane, built from the Go module proxy (k8s.sh install). The staging
+# modules (k8s.io/api, client-go, …) use the matching v0.X.Y tag.
+ICEPACK_K8S_VERSION="${ICEPACK_K8S_VERSION:-v1.37.2}"
+ICEPACK_ETCD_VERSION="${ICEPACK_ETCD_VERSION:-v3.7.3}"
+ICEPACK_KWOK_VERSION="${ICEPACK_KWOK_VERSION:-v0.8.0}"
+ICEPACK_SPARK_OPERATOR_VERSION="${ICEPACK_SPARK_OPERATOR_VERSION:-v2.5.2}"
 # Upper bound for one download step (mvn, pip, apt), so a stuck mirror fails instead of hanging.
 ICEPACK_DOWNLOAD_TIMEOUT="${ICEPACK_DOWNLOAD_TIMEOUT:-1800}"
 # A private Maven repository inside the cache: a fresh cache really is fresh, and ~/.m2 stays untouched.
