@@ -11,3 +11,23 @@ export { FixtureScriptError } from './fixtures/run-python.ts';
 export { sparkSql } from './fixtures/spark-sql.ts';
 export { describeServiceProcess } from './services/service-process-contract.ts';
 export type { ServiceProcessContractOptions } from './services/service-process-contract.ts';
+export type { KubeEnv } from './infra/env.ts';
+export {
+  adminKubeConfig,
+  ControlPlaneMissingError,
+  kubeConfigWithToken,
+  serviceAccountKubeConfig,
+  whoAmI,
+} from './k8s-real/control-plane.ts';
+export type {
+  RoleRef,
+  ServiceAccountAccess,
+  ServiceAccountTokenOptions,
+} from './k8s-real/control-plane.ts';
+export { startKubeletStandin } from './k8s-real/kubelet-standin.ts';
+export type {
+  DriverRun,
+  KubeletStandin,
+  KubeletStandinOptions,
+} from './k8s-real/kubelet-standin.ts';
+export type { DriverCommand } from './k8s-real/driver-command.ts';

@@ -20,6 +20,18 @@ export interface InfraEnv {
   readonly cacheDir: string;
   /** State directory of the local stack: data, pids, logs. */
   readonly runDir: string;
+  /** The local Kubernetes control plane (`deploy/local/k8s.sh`). */
+  readonly kube: KubeEnv;
+}
+
+/** Where the local Kubernetes control plane listens, as `deploy/local/k8s.sh` starts it. */
+export interface KubeEnv {
+  /** `https://127.0.0.1:16443` — the real kube-apiserver (RBAC, token auth, loopback only). */
+  readonly apiUrl: string;
+  /** The admin kubeconfig (`system:masters`): `$ICEPACK_RUN/k8s/admin.kubeconfig`. */
+  readonly kubeconfig: string;
+  /** The kwok fake node pods are scheduled on; the kubelet stand-in runs its Spark drivers. */
+  readonly node: string;
 }
 
 export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
@@ -37,5 +49,10 @@ export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
       join(cacheDir, 'jars', `iceberg-spark-runtime-${sparkLine}_2.13-${icebergVersion}.jar`),
     cacheDir,
     runDir,
+    kube: {
+      apiUrl: `https://127.0.0.1:${env.ICEPACK_K8S_API_PORT ?? '16443'}`,
+      kubeconfig: join(runDir, 'k8s', 'admin.kubeconfig'),
+      node: env.ICEPACK_K8S_NODE ?? 'icepack-kwok-0',
+    },
   };
 }

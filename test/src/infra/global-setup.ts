@@ -40,8 +40,10 @@ function runScript(script: string, args: readonly string[]): Promise<ScriptResul
 
 /**
  * Vitest global setup of the integration project: installs (first run only) and starts — or
- * reuses — Redis, Kafka with the Icepack topics, the REST catalog and Spark, through the same
- * scripts developers and CI use. Anything that cannot start fails the run with its log path;
+ * reuses — Redis, Kafka with the Icepack topics, the REST catalog, Spark and the Kubernetes
+ * control plane with the Spark operator (`inject('infra').kube`), through the same scripts
+ * developers and CI use. On a fresh machine this waits for the Go build of Kubernetes, which
+ * `./dev test` starts first of all. Anything that cannot start fails the run with its log path;
  * nothing is skipped. The services keep running afterwards, so the next run starts in seconds.
  */
 export default async function setup(project: TestProject): Promise<void> {
