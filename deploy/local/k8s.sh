@@ -96,6 +96,7 @@ build_one() {
   local name="$1" version out src="$k8s_cache/src"
   version="$(version_of "$name")"
   out="$bin/$name-$version"
+  [[ -x "$out" ]] && return 0
   case "$name" in
     etcd)
       wrapper_module "$src/etcd-$version" go.etcd.io/etcd/server/v3 "$version" "" go.etcd.io/etcd/server/v3

@@ -266,8 +266,6 @@ export async function startKubeletStandin(
           status: {
             ...pod.status,
             phase: 'Running',
-            hostIP: '127.0.0.1',
-            podIP: '127.0.0.1',
             startTime: new Date(startedAt),
             conditions: ['Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
               type,
