@@ -295,7 +295,10 @@ describe('real tables (REST catalog, Spark)', () => {
       create('young', {}),
       ...inserts('young'),
       // A retention of 1 ms: every snapshot but the last is past it.
-      create('aged', { 'icepack.history.expire.max-snapshot-age-ms': '1' }),
+      create('aged', {
+        'icepack.history.expire.max-snapshot-age-ms': '1',
+        'icepack.history.expire.min-snapshots-to-keep': '6',
+      }),
       ...inserts('aged'),
       create('nogc', { 'icepack.history.expire.max-snapshot-age-ms': '1', 'gc.enabled': 'false' }),
       ...inserts('nogc'),
@@ -345,4 +348,31 @@ describe('real tables (REST catalog, Spark)', () => {
       /^gc\.enabled=false on the table: Iceberg refuses to expire its snapshots, so no cleanup runs \(it would: 7 snapshots > 5, /,
     );
   });
+
+  it('after the cleanup succeeded (a real expiry) and a writer committed, no second cleanup', async () => {
+    // The dispatcher's part: the expiry as the Spark job runs it, then its outcome on Kafka.
+    // A writer commits meanwhile, so 7 snapshots > 5 again, the oldest past the retention.
+    const olderThan = new Date().toISOString().replace('T', ' ').replace('Z', '');
+    await sparkSql(infra, 'local', [
+      `CALL local.system.expire_snapshots(table => '${ns}.aged', older_than => TIMESTAMP '${olderThan}', retain_last => 6)`,
+      `INSERT INTO ${sql('aged')} VALUES (100, 'after the expiry')`,
+    ]);
+    await finishTask(id('aged'), 'cleanup', 'succeeded');
+    await waitFor('the success to be recorded', async () =>
+      (await lastSucceeded.get(tableKey(id('aged')))).cleanup !== undefined ? true : undefined,
+    );
+    const after = await scan('aged');
+    expect(after.snapshots.total).toBe(7); // 6 kept + the writer's
+    expect(after.snapshots.expiry).toMatchObject({ mainOnly: 7, unreferenced: 0 });
+    await publishState(after);
+    expect((await jobStates(id('aged'))).cleanup).toBe('missing');
+    const lockKey = `test:${catalog}:replan-lock-4`;
+    await new ReplanPass({ planner, states, connection: redis, logger, lockKey }).runOnce();
+    await redis.del(lockKey);
+    expect((await jobStates(id('aged'))).cleanup).toBe('missing');
+    expect(eventsOf(id('aged'))).toEqual([
+      ['planned', `cleanup/${tableKey(id('aged'))}`],
+      ['succeeded', `cleanup/${tableKey(id('aged'))}`],
+    ]);
+  }, 600_000);
 });

@@ -64,5 +64,5 @@ export const PolicyDefaults = {
    * Least time between a task's success and the next of its type on one table. Longer than a
    * scan after a task takes, so a state from before the task never brings it back.
    */
-  minIntervalMs: { cleanup: HOUR_MS, merge: 10 * MINUTE_MS, sort: HOUR_MS },
+  minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS },
 } as const;

@@ -21,7 +21,7 @@ describe('resolvePolicy defaults', () => {
       snapshotThreshold: 50,
       maxSnapshotAgeMs: 5 * 24 * 3600 * 1000,
       minSnapshotsToKeep: 1,
-      minIntervalMs: { cleanup: 3_600_000, merge: 600_000, sort: 3_600_000 },
+      minIntervalMs: { cleanup: 3_600_000, merge: 300_000, sort: 3_600_000 },
       gcEnabled: true,
       sortColumns: [],
       zorderColumns: [],

@@ -280,15 +280,15 @@ describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND n
 });
 
 describe('min interval for merge and sort: no second task right after a success', () => {
-  it('a merge that succeeded 5 minutes ago holds the next merge back (default 10m)', () => {
+  it('a merge that succeeded 3 minutes ago holds the next merge back (default 5m)', () => {
     const state = tableState(
       { smallFiles: 50, newDataFiles: 5 },
-      { lastMaintenance: { merge: hoursAgo(5 / 60) } },
+      { lastMaintenance: { merge: hoursAgo(3 / 60) } },
     );
     const rule = mergeRule(state, policy, none, now);
     expect(rule).toMatchObject({ fires: false, needed: true });
     expect(rule.blockers).toEqual([
-      'the last merge succeeded 5m ago; the next waits until 10m have passed (icepack.merge.min-interval)',
+      'the last merge succeeded 3m ago; the next waits until 5m have passed (icepack.merge.min-interval)',
     ]);
     expect(
       mergeRule(state, resolvePolicy({ 'icepack.merge.min-interval': '0' }).policy, none, now)
