@@ -75,6 +75,7 @@ export {
   fileFiguresSchema,
   sizeBucketSchema,
   snapshotFiguresSchema,
+  expiryFiguresSchema,
   newDataSchema,
   refStateSchema,
   partitionStateSchema,

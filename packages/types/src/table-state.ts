@@ -63,6 +63,21 @@ export const sizeBucketSchema = z.object({
   bytes: count,
 });
 
+/**
+ * What `expire_snapshots` could remove, before any retention is applied (the planner applies
+ * its own): snapshots of the current snapshot's ancestry that no other branch or tag reaches,
+ * and snapshots that no branch or tag reaches at all, each with the oldest commit time.
+ */
+export const expiryFiguresSchema = z.object({
+  /** Ancestors of the current snapshot (newest first) that no other branch or tag reaches. */
+  mainOnly: count,
+  /** Commit time of the oldest of those (the end of the lineage). */
+  oldestMainOnlyAt: isoDateTime.optional(),
+  /** Snapshots that are not an ancestor of any branch and not a tag. */
+  unreferenced: count,
+  oldestUnreferencedAt: isoDateTime.optional(),
+});
+
 export const snapshotFiguresSchema = z.object({
   total: count,
   /** Snapshots committed since the last snapshot expiry; absent when none is known. */
@@ -71,6 +86,8 @@ export const snapshotFiguresSchema = z.object({
   sinceLastRewrite: count,
   oldestAt: isoDateTime.optional(),
   newestAt: isoDateTime.optional(),
+  /** Absent in states from before it existed. */
+  expiry: expiryFiguresSchema.optional(),
 });
 
 /** Data added since the last rewrite: the new-data factor. */

@@ -35,6 +35,12 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
   /** Time between aging passes (cluster-wide; one replica does each). */
   ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),
+  /** Time between re-plans of every stored table state (cluster-wide, ±10 % jitter); `0` = off. */
+  ICEPACK_PLANNER_REPLAN_INTERVAL: duration().default(600_000),
+  /** Stored states read per page of a re-plan pass. */
+  ICEPACK_PLANNER_REPLAN_BATCH: step(500),
+  /** Consumer group of `icepack.task-events` (when tasks succeeded); default `<group id>-outcomes`. */
+  ICEPACK_PLANNER_OUTCOMES_GROUP_ID: z.string().min(1).optional(),
   /** Time between measurements of the queue-depth gauge (only while metrics are exported). */
   ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL: duration().default(15_000),
   /** Waiting time per aging step, and points per step. */

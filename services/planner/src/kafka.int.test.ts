@@ -32,6 +32,7 @@ import { TaskQueue } from './adapters/task-queue.ts';
 import { tableStateHandlers } from './adapters/table-state-handlers.ts';
 import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
 import { tableState } from './domain/state-fixtures.ts';
+import { waitFor } from './testing/wait-for.ts';
 
 const infra = inject('infra');
 const logger = createLogger({
@@ -54,20 +55,6 @@ let queue: TaskQueue;
 let states: TableStateStore;
 let telemetry: Telemetry;
 const spans = new InMemorySpanExporter();
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   // Started first, as the service's main does, so the Kafka consumer's spans are recorded.

@@ -9,13 +9,16 @@ import {
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
+import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { Planner } from './adapters/planner.ts';
 import { PlannerMetrics } from './adapters/planner-metrics.ts';
 import { QueueDepth } from './adapters/queue-depth.ts';
+import { ReplanPass } from './adapters/replan-pass.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { tableStateHandlers } from './adapters/table-state-handlers.ts';
+import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
 import { plannerRouter } from './api/planner-router.ts';
 import { configSchema, type Config } from './config.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from './domain/score.ts';
@@ -48,9 +51,11 @@ runService(
     const states = new TableStateStore({ connection: redis.redis });
     const scores = scoreOptions(config);
     const catalogPolicy = config.ICEPACK_PLANNER_CATALOG_POLICY;
+    const lastSucceeded = new LastSucceededStore({ connection: redis.redis });
     const planner = new Planner({
       queue,
       states,
+      lastSucceeded,
       events: new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC),
       logger,
       scoreOptions: scores,
@@ -81,6 +86,32 @@ runService(
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());
     await consumer.start();
+
+    // When each task type last succeeded: from the task outcomes (decision 0005).
+    const outcomes = new EnvelopeConsumer(kafka, {
+      groupId:
+        config.ICEPACK_PLANNER_OUTCOMES_GROUP_ID ?? `${config.ICEPACK_PLANNER_GROUP_ID}-outcomes`,
+      topics: [config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC],
+      producer,
+      dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
+      tracer: telemetry.tracer,
+      handlers: taskOutcomeHandlers(lastSucceeded),
+    });
+    lifecycle.onShutdown('task-outcome consumer', () => outcomes.stop());
+    await outcomes.start();
+
+    if (config.ICEPACK_PLANNER_REPLAN_INTERVAL > 0) {
+      const replan = new ReplanPass({
+        planner,
+        states,
+        connection: redis.redis,
+        logger,
+        intervalMs: config.ICEPACK_PLANNER_REPLAN_INTERVAL,
+        batchSize: config.ICEPACK_PLANNER_REPLAN_BATCH,
+      });
+      replan.start();
+      lifecycle.onShutdown('re-plan pass', () => replan.stop());
+    }
 
     const aging = new AgingPass({
       queue,

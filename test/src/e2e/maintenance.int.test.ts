@@ -87,13 +87,15 @@ function serviceEnv(service: Service): Record<string, string> {
         ...common,
         // Fixture snapshots are seconds old: expire everything older than a second; 20
         // snapshots are too many; more than 2 small files (or 5 delete files) call for a
-        // rewrite, so the few files a commit adds start a task.
+        // rewrite, so the few files a commit adds start a task — also minutes after the
+        // table's last merge (no minimum interval between merges).
         ICEPACK_PLANNER_CATALOG_POLICY: JSON.stringify({
           [catalog]: {
             'icepack.history.expire.max-snapshot-age-ms': '1000',
             'icepack.snapshot-threshold': '20',
             'icepack.small-file-threshold': '2',
             'icepack.delete-file-threshold': '5',
+            'icepack.merge.min-interval': '0',
           },
         }),
       };

@@ -150,6 +150,12 @@ describe('computeTableState', () => {
     expect(state.currentSnapshotId).toBe(TestTableWriter.snapshotIdFor(3));
     expect(state.lastSequenceNumber).toBe('3');
     expect(state.snapshots).toMatchObject({ total: 3, sinceLastRewrite: 3 });
+    // Only main: every snapshot is on its lineage, the oldest is the first commit.
+    expect(state.snapshots.expiry).toEqual({
+      mainOnly: 3,
+      oldestMainOnlyAt: new Date(1_790_000_000_000 + 60_000).toISOString(),
+      unreferenced: 0,
+    });
     expect(state.newData).toEqual({
       sinceSnapshotId: null,
       files: 6,

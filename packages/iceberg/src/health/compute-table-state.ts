@@ -6,7 +6,11 @@ import {
   type TableState,
 } from '@icepack/types';
 import type { LoadedTable } from '../metadata/loaded-table.ts';
-import { currentSnapshot, snapshotsSinceLast } from '../metadata/snapshot-history.ts';
+import {
+  currentSnapshot,
+  snapshotAncestry,
+  snapshotsSinceLast,
+} from '../metadata/snapshot-history.ts';
 import {
   SnapshotOperation,
   type Snapshot,
@@ -230,6 +234,46 @@ function snapshotFigures(
           oldestAt: new Date(Math.min(...times)).toISOString(),
           newestAt: new Date(Math.max(...times)).toISOString(),
         }),
+    expiry: expiryFigures(metadata),
+  };
+}
+
+function oldestAt(snapshots: readonly Snapshot[]): string | undefined {
+  if (snapshots.length === 0) return undefined;
+  let oldest = Infinity;
+  for (const s of snapshots) oldest = Math.min(oldest, s.timestampMs);
+  return new Date(oldest).toISOString();
+}
+
+/**
+ * What `expire_snapshots` could remove before a retention applies: the current lineage's
+ * snapshots that no other ref reaches (it keeps the newest `retain_last` of them and those
+ * inside the retention), and snapshots no ref reaches (it removes those older than
+ * `older_than`). Snapshots other branches or tags reach follow those refs' own retention
+ * and are left out, so the figures never promise more than an expiry removes.
+ */
+function expiryFigures(
+  metadata: TableMetadataModel,
+): NonNullable<TableState['snapshots']['expiry']> {
+  const main = snapshotAncestry(metadata);
+  const mainIds = new Set(main.map((s) => s.snapshotId));
+  const otherRefs = new Set<string>();
+  for (const ref of metadata.refs.values()) {
+    if (ref.name === 'main') continue;
+    if (ref.type === 'tag') otherRefs.add(ref.snapshotId);
+    else for (const s of snapshotAncestry(metadata, ref.snapshotId)) otherRefs.add(s.snapshotId);
+  }
+  const mainOnly = main.filter((s) => !otherRefs.has(s.snapshotId));
+  const unreferenced = metadata.snapshots.filter(
+    (s) => !mainIds.has(s.snapshotId) && !otherRefs.has(s.snapshotId),
+  );
+  const oldestMainOnlyAt = oldestAt(mainOnly);
+  const oldestUnreferencedAt = oldestAt(unreferenced);
+  return {
+    mainOnly: mainOnly.length,
+    ...(oldestMainOnlyAt === undefined ? {} : { oldestMainOnlyAt }),
+    unreferenced: unreferenced.length,
+    ...(oldestUnreferencedAt === undefined ? {} : { oldestUnreferencedAt }),
   };
 }
 

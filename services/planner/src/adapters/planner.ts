@@ -1,12 +1,14 @@
 import { parseTableKey, tableKey, TaskType } from '@icepack/types';
 import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types';
 import type { Logger } from '@icepack/runtime';
-import { planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
+import { withLastMaintenance, type LastMaintenance } from '../domain/last-maintenance.ts';
+import { gcSkip, planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
 import { formatProblem, resolvePolicy, type Policy, type PolicyProblem } from '../domain/policy.ts';
 import { PolicyKeys } from '../domain/policy-keys.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
 import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
+import type { LastSucceededStore } from './last-succeeded.ts';
 import type { TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
 import { pendingFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
@@ -19,6 +21,8 @@ export interface PlannerOptions {
   readonly states: TableStateStore;
   readonly events: TaskEventSink;
   readonly logger: Logger;
+  /** When each task type last succeeded per table. Default: nothing recorded (tests). */
+  readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'delete'>;
   /** Default: no catalog settings. */
   readonly catalogSettings?: CatalogSettings;
   /** Default `DEFAULT_SCORE_OPTIONS`. */
@@ -39,7 +43,11 @@ export interface PlanExplanation {
   readonly tableKey: string;
   readonly state: Pick<
     TableState,
-    'scannedAt' | 'metadataLocation' | 'lastSequenceNumber' | 'currentSnapshotId'
+    | 'scannedAt'
+    | 'metadataLocation'
+    | 'lastSequenceNumber'
+    | 'currentSnapshotId'
+    | 'lastMaintenance'
   >;
   readonly paused: boolean;
   readonly pausedBy: 'catalog' | 'table' | null;
@@ -55,6 +63,18 @@ function typeOfKey(key: string): TaskType {
   return 'merge';
 }
 
+/** The fired factors with thresholds, and their points, as a task event lists them. */
+function eventFactors(d: TaskDecision): TaskEvent['factors'] {
+  return d.rule.factors
+    .filter((f) => f.met && typeof f.value === 'number' && f.threshold !== undefined)
+    .map((f) => ({
+      factor: f.factor,
+      value: f.value as number,
+      threshold: f.threshold,
+      points: d.task?.score.parts.find((p) => p.factor === f.factor)?.points ?? 0,
+    }));
+}
+
 /**
  * Turns table states into queued tasks: orders the state against the latest one seen,
  * plans it, applies the decisions to the catalog's queue, publishes task events, and only
@@ -66,6 +86,7 @@ export class Planner {
 
   constructor(options: PlannerOptions) {
     this.#o = {
+      lastSucceeded: { get: () => Promise.resolve({}), delete: () => Promise.resolve() },
       catalogSettings: () => ({}),
       scoreOptions: DEFAULT_SCORE_OPTIONS,
       clock: () => new Date(),
@@ -73,13 +94,13 @@ export class Planner {
     };
   }
 
-  #plan(state: TableState, jobs: TableJobs): TablePlan {
+  #plan(state: TableState, jobs: TableJobs, record: LastMaintenance): TablePlan {
     const { policy, problems } = resolvePolicy(
       state.properties,
       this.#o.catalogSettings(state.table.catalog),
     );
     return planTable({
-      state,
+      state: withLastMaintenance(state, record),
       policy,
       problems,
       pending: pendingFrom(jobs),
@@ -95,10 +116,11 @@ export class Planner {
   async handleState(state: TableState): Promise<HandleOutcome> {
     const key = tableKey(state.table);
     const log = this.#o.logger;
-    // Both reads in flight at once: one round trip (the job read is wasted on a stale state).
-    const [latest, jobs] = await Promise.all([
+    // The reads in flight at once: one round trip (the job read is wasted on a stale state).
+    const [latest, jobs, record] = await Promise.all([
       this.#o.states.get(key),
       this.#o.queue.inspect(state.table),
+      this.#o.lastSucceeded.get(key),
     ]);
     const order = compareStates(latest, state);
     if (order !== 'newer') {
@@ -108,7 +130,7 @@ export class Planner {
       );
       return { ignored: order === 'older' ? 'older' : 'duplicate', actions: [] };
     }
-    const plan = this.#plan(state, jobs);
+    const plan = this.#plan(state, jobs, record);
     const events: TaskEvent[] = [];
     const at = this.#o.clock().toISOString();
     const event = (d: TaskDecision, status: TaskStatus, reason: string): TaskEvent => ({
@@ -118,17 +140,16 @@ export class Planner {
       status,
       at,
       reason,
-      factors: d.rule.factors
-        .filter((f) => f.met && typeof f.value === 'number' && f.threshold !== undefined)
-        .map((f) => ({
-          factor: f.factor,
-          value: f.value as number,
-          threshold: f.threshold,
-          points: d.task?.score.parts.find((p) => p.factor === f.factor)?.points ?? 0,
-        })),
+      factors: eventFactors(d),
     });
 
     this.#reportProblems(plan.problems, latest, state, at, events, log);
+    const gc = gcSkip(plan, latest === undefined ? undefined : this.#plan(latest, jobs, record));
+    const cleanupDecision = plan.decisions.find((d) => d.type === 'cleanup');
+    if (gc !== undefined && cleanupDecision !== undefined) {
+      log.info({ table: key }, gc);
+      events.push(event(cleanupDecision, 'skipped', gc));
+    }
     const actions: { type: TaskType; action: string }[] = [];
     const { catalog } = state.table;
     let mergeStillWaiting = false;
@@ -234,6 +255,45 @@ export class Planner {
     }
   }
 
+  /**
+   * Plans a stored state again (the re-plan pass, decision 0005): creates the tasks its
+   * rules call for now, so a task that failed or was lost comes back without a new commit
+   * and snapshots that aged past the retention get their cleanup. Only creates — the next
+   * table state updates or removes — and only what the rules allow: a task of a type that
+   * succeeded within its minimum interval does not come back.
+   */
+  async replan(state: TableState): Promise<HandleOutcome> {
+    const key = tableKey(state.table);
+    const [jobs, record] = await Promise.all([
+      this.#o.queue.inspect(state.table),
+      this.#o.lastSucceeded.get(key),
+    ]);
+    const plan = this.#plan(state, jobs, record);
+    const at = this.#o.clock().toISOString();
+    const actions: { type: TaskType; action: string }[] = [];
+    for (const d of plan.decisions) {
+      if (d.action !== 'create' || d.task === undefined) continue;
+      const outcome = await inEnqueueSpan(d, state.table.catalog, async (task) =>
+        (await this.#o.queue.create(task!, jobs[d.type].state))
+          ? EnqueueOutcome.added
+          : EnqueueOutcome.unchanged,
+      );
+      if (outcome !== EnqueueOutcome.added) continue;
+      await this.#o.events.publish({
+        taskId: d.taskId,
+        table: state.table,
+        taskType: d.type,
+        status: 'planned',
+        at,
+        reason: `re-planned: ${d.reason}`,
+        factors: eventFactors(d),
+      });
+      actions.push({ type: d.type, action: 'planned' });
+    }
+    if (actions.length > 0) this.#o.logger.info({ table: key, actions }, 're-planned');
+    return { actions };
+  }
+
   /** A tombstone: the table was dropped. Its waiting tasks go (skipped), its state too. */
   async handleDropped(key: string): Promise<HandleOutcome> {
     const table = parseTableKey(key);
@@ -256,6 +316,7 @@ export class Planner {
       }
     }
     await this.#o.states.delete(key);
+    await this.#o.lastSucceeded.delete(key);
     this.#o.logger.info({ table: key, actions }, 'table dropped');
     return { actions };
   }
@@ -264,8 +325,11 @@ export class Planner {
   async explain(key: string): Promise<PlanExplanation | undefined> {
     const state = await this.#o.states.getValidated(key);
     if (state === undefined) return undefined;
-    const jobs = await this.#o.queue.inspect(state.table);
-    const plan = this.#plan(state, jobs);
+    const [jobs, record] = await Promise.all([
+      this.#o.queue.inspect(state.table),
+      this.#o.lastSucceeded.get(key),
+    ]);
+    const plan = this.#plan(state, jobs, record);
     const { policy } = resolvePolicy(
       state.properties,
       this.#o.catalogSettings(state.table.catalog),
@@ -278,6 +342,7 @@ export class Planner {
         metadataLocation: state.metadataLocation,
         lastSequenceNumber: state.lastSequenceNumber,
         currentSnapshotId: state.currentSnapshotId,
+        lastMaintenance: withLastMaintenance(state, record).lastMaintenance ?? {},
       },
       paused: plan.paused,
       pausedBy: plan.pausedBy,

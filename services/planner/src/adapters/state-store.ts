@@ -49,6 +49,17 @@ export class TableStateStore {
     await this.#redis.hdel(this.#statesKey, key);
   }
 
+  /**
+   * One page of stored states (HSCAN): the next cursor (`'0'` when done) and the states.
+   * A state stored or removed during a walk may or may not be seen, as HSCAN guarantees.
+   */
+  async page(cursor: string, count: number): Promise<{ cursor: string; states: TableState[] }> {
+    const [next, flat] = await this.#redis.hscan(this.#statesKey, cursor, 'COUNT', count);
+    const states: TableState[] = [];
+    for (let i = 1; i < flat.length; i += 2) states.push(JSON.parse(flat[i]!) as TableState);
+    return { cursor: next, states };
+  }
+
   async catalogs(): Promise<string[]> {
     return this.#redis.smembers(this.#catalogsKey);
   }

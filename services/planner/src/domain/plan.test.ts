@@ -1,6 +1,6 @@
 import { taskSchema } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { planTable, type TaskDecision } from './plan.ts';
+import { gcSkip, planTable, type TaskDecision } from './plan.ts';
 import { resolvePolicy } from './policy.ts';
 import type { PendingTasks } from './rules.ts';
 import { tableState } from './state-fixtures.ts';
@@ -165,5 +165,24 @@ describe('planTable', () => {
       expect.objectContaining({ key: 'icepack.snapshot-threshold', value: 'lots' }),
     ]);
     expect(p.cleanup.action).toBe('create');
+  });
+
+  it('gc.enabled=false: no cleanup, a waiting one is dropped, and one skipped event says why', () => {
+    const off = { 'gc.enabled': 'false' };
+    const p = plan(needsCleanup, {}, off);
+    expect(p.cleanup).toMatchObject({ action: 'none', blocked: 'gc-disabled' });
+    expect(p.cleanup.reason).toMatch(/^gc\.enabled=false on the table/);
+    expect(gcSkip(p, undefined)).toMatch(
+      /^gc\.enabled=false on the table: Iceberg refuses to expire its snapshots, so no cleanup runs \(it would: 60 snapshots > 50, snapshots older than/,
+    );
+    // Reported once: the next state of the same table says nothing more.
+    expect(gcSkip(plan(needsCleanup, {}, off), p)).toBeUndefined();
+    // Not while there is nothing to clean up, nor when GC is on.
+    expect(gcSkip(plan(tableState(), {}, off), undefined)).toBeUndefined();
+    expect(gcSkip(plan(needsCleanup), undefined)).toBeUndefined();
+    const waiting = plan(needsCleanup, { cleanup: { status: 'waiting' } }, off);
+    expect(waiting.cleanup).toMatchObject({ action: 'remove', removal: 'skipped' });
+    // Merges and sorts go on.
+    expect(plan(needsMerge, {}, off).merge.action).toBe('create');
   });
 });

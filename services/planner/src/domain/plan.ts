@@ -34,12 +34,22 @@ export interface TaskDecision {
   readonly action: PlanAction;
   /** For `remove`: the event status to publish. */
   readonly removal?: 'superseded' | 'skipped';
+  /** What holds the type back whatever the rule says, when something does. */
+  readonly blocked?: Blocked;
   /** One sentence for people: the fired factors, or why nothing happens. */
   readonly reason: string;
   readonly rule: RuleResult;
   /** The task to enqueue (`create`) or the new job data (`update`). */
   readonly task?: Task;
 }
+
+/** Why a type gets no task whatever its rule says. */
+export const Blocked = {
+  paused: 'paused',
+  disabled: 'disabled',
+  gcDisabled: 'gc-disabled',
+} as const;
+export type Blocked = (typeof Blocked)[keyof typeof Blocked];
 
 export interface TablePlan {
   readonly paused: boolean;
@@ -134,11 +144,16 @@ function buildTask(type: TaskType, input: PlanInput): Task {
   };
 }
 
+interface Block {
+  readonly kind: Blocked;
+  readonly reason: string;
+}
+
 function decide(
   type: TaskType,
   rule: RuleResult,
   input: PlanInput,
-  blockedBy: string | null,
+  block: Block | null,
 ): TaskDecision {
   const taskId = taskJobId(input.state.table, type);
   const pending = input.pending[type];
@@ -153,7 +168,10 @@ function decide(
     rule,
   });
 
-  if (blockedBy !== null) return waiting ? remove('skipped', blockedBy) : none(blockedBy);
+  if (block !== null) {
+    const d = waiting ? remove('skipped', block.reason) : none(block.reason);
+    return { ...d, blocked: block.kind };
+  }
   if (rule.fires)
     return {
       type,
@@ -184,20 +202,38 @@ function decide(
  * caller supplies what is pending and the clock.
  */
 export function planTable(input: PlanInput): TablePlan {
-  const { policy, state, pending } = input;
-  const paused =
+  const { policy, state, pending, now } = input;
+  const paused: Block | null =
     policy.pausedBy === null
       ? null
-      : `paused: icepack.enabled=false on the ${policy.pausedBy}; no new tasks`;
-  const gate = (type: TaskType): string | null =>
-    paused ?? (policy.taskTypes[type] ? null : `disabled: icepack.${type}.enabled=false`);
+      : {
+          kind: Blocked.paused,
+          reason: `paused: icepack.enabled=false on the ${policy.pausedBy}; no new tasks`,
+        };
+  const gate = (type: TaskType): Block | null => {
+    if (paused !== null) return paused;
+    if (!policy.taskTypes[type])
+      return { kind: Blocked.disabled, reason: `disabled: icepack.${type}.enabled=false` };
+    if (type === 'cleanup' && !policy.gcEnabled) {
+      return {
+        kind: Blocked.gcDisabled,
+        reason: `gc.enabled=false on the table: Iceberg refuses to expire its snapshots, so no cleanup runs`,
+      };
+    }
+    return null;
+  };
 
-  const cleanup = decide('cleanup', cleanupRule(state, policy, pending), input, gate('cleanup'));
-  const sortResult = sortRule(state, policy, pending);
+  const cleanup = decide(
+    'cleanup',
+    cleanupRule(state, policy, pending, now),
+    input,
+    gate('cleanup'),
+  );
+  const sortResult = sortRule(state, policy, pending, now);
   const sort = decide('sort', sortResult, input, gate('sort'));
   const sortWins = sort.action === 'create' || sort.action === 'update';
 
-  const mergeResult = mergeRule(state, policy, pending);
+  const mergeResult = mergeRule(state, policy, pending, now);
   let merge = decide('merge', mergeResult, input, gate('merge'));
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');
@@ -224,4 +260,19 @@ export function planTable(input: PlanInput): TablePlan {
     decisions: [cleanup, merge, sort],
     problems: input.problems ?? [],
   };
+}
+
+/**
+ * The `skipped` event a cleanup held back by `gc.enabled=false` gets: once, when it first
+ * would have run (the previous plan of the table did not already say so), not on every scan.
+ */
+export function gcSkip(plan: TablePlan, previous: TablePlan | undefined): string | undefined {
+  const blockedNow = (p: TablePlan | undefined): TaskDecision | undefined => {
+    const d = p?.decisions.find((x) => x.type === 'cleanup');
+    return d?.blocked === Blocked.gcDisabled && d.rule.needed ? d : undefined;
+  };
+  const d = blockedNow(plan);
+  if (d === undefined || blockedNow(previous) !== undefined) return undefined;
+  const because = d.rule.factors.filter((f) => f.met && !f.factor.startsWith('pending-'));
+  return `${d.reason} (it would: ${because.map((f) => f.text).join(', ')})`;
 }

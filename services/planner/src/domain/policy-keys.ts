@@ -1,7 +1,9 @@
 // Policy property keys beside their built-in defaults (docs/planner.md lists them all).
 
 const MiB = 1024 * 1024;
-const DAY_MS = 24 * 60 * 60 * 1000;
+const MINUTE_MS = 60 * 1000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
 
 /** `icepack.*` keys: accepted in catalog settings and as table properties. */
 export const PolicyKeys = {
@@ -27,6 +29,10 @@ export const PolicyKeys = {
   minInputFiles: 'icepack.merge.min-input-files',
   /** Rewrite a data file with at least this many delete files (`delete-file-threshold` option). */
   perFileDeleteThreshold: 'icepack.merge.per-file-delete-threshold',
+  /** Least time from a task's success to the next task of its type on the table (`30m`, `1h`). */
+  cleanupMinInterval: 'icepack.cleanup.min-interval',
+  mergeMinInterval: 'icepack.merge.min-interval',
+  sortMinInterval: 'icepack.sort.min-interval',
 } as const;
 export type PolicyKey = (typeof PolicyKeys)[keyof typeof PolicyKeys];
 
@@ -35,6 +41,8 @@ export const IcebergKeys = {
   targetFileSizeBytes: 'write.target-file-size-bytes',
   maxSnapshotAgeMs: 'history.expire.max-snapshot-age-ms',
   minSnapshotsToKeep: 'history.expire.min-snapshots-to-keep',
+  /** `false`: Iceberg refuses to expire snapshots (files may be shared with other tables). */
+  gcEnabled: 'gc.enabled',
 } as const;
 
 /** Built-in defaults; Iceberg's where Iceberg has one. */
@@ -52,4 +60,9 @@ export const PolicyDefaults = {
   minSnapshotsToKeep: 1,
   minInputFiles: 5,
   perFileDeleteThreshold: 1,
+  /**
+   * Least time between a task's success and the next of its type on one table. Longer than a
+   * scan after a task takes, so a state from before the task never brings it back.
+   */
+  minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS },
 } as const;

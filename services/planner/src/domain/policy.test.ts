@@ -21,9 +21,33 @@ describe('resolvePolicy defaults', () => {
       snapshotThreshold: 50,
       maxSnapshotAgeMs: 5 * 24 * 3600 * 1000,
       minSnapshotsToKeep: 1,
+      minIntervalMs: { cleanup: 3_600_000, merge: 300_000, sort: 3_600_000 },
+      gcEnabled: true,
       sortColumns: [],
       zorderColumns: [],
     });
+  });
+
+  it('reads min intervals as durations; a bad one names the key and keeps the default', () => {
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.merge.min-interval': '30m', 'icepack.sort.min-interval': 'soon' },
+      { 'icepack.cleanup.min-interval': '2h' },
+    );
+    expect(policy.minIntervalMs).toEqual({ cleanup: 7_200_000, merge: 1_800_000, sort: 3_600_000 });
+    expect(problems.map(formatProblem)).toEqual([
+      'bad policy value icepack.sort.min-interval="soon" (table): expected a duration such as 30s, 10m, 1h or 2d; using 3600000',
+    ]);
+  });
+
+  it.each([
+    { value: undefined, gcEnabled: true },
+    { value: 'true', gcEnabled: true },
+    { value: 'TRUE', gcEnabled: true },
+    { value: 'false', gcEnabled: false },
+    { value: 'no', gcEnabled: false }, // Java's Boolean.parseBoolean: anything but "true"
+  ])('gc.enabled=$value → gcEnabled $gcEnabled', ({ value, gcEnabled }) => {
+    const props: Record<string, string> = value === undefined ? {} : { 'gc.enabled': value };
+    expect(resolvePolicy(props).policy.gcEnabled).toBe(gcEnabled);
   });
 
   it("follows the table's Iceberg properties for file size and retention", () => {

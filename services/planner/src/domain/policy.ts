@@ -3,6 +3,7 @@ import {
   integerAtLeast,
   parseBoolean,
   parseColumnList,
+  parseDuration,
   parseShare,
   parseSortColumns,
   type PropertyParser,
@@ -36,6 +37,14 @@ export interface Policy {
   readonly minSnapshotsToKeep: number;
   readonly minInputFiles: number;
   readonly perFileDeleteThreshold: number;
+  /** Least time from a task's success to the next task of its type, in milliseconds. */
+  readonly minIntervalMs: {
+    readonly cleanup: number;
+    readonly merge: number;
+    readonly sort: number;
+  };
+  /** False when the table sets `gc.enabled=false`: Iceberg refuses to expire its snapshots. */
+  readonly gcEnabled: boolean;
   /** Empty when not set; the table's own sort order then applies. */
   readonly sortColumns: readonly SortColumn[];
   readonly zorderColumns: readonly string[];
@@ -211,6 +220,26 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
       icepack(PolicyKeys.perFileDeleteThreshold),
       positive,
     ),
+    minIntervalMs: {
+      cleanup: pick(
+        PolicyDefaults.minIntervalMs.cleanup,
+        icepack(PolicyKeys.cleanupMinInterval),
+        parseDuration,
+      ),
+      merge: pick(
+        PolicyDefaults.minIntervalMs.merge,
+        icepack(PolicyKeys.mergeMinInterval),
+        parseDuration,
+      ),
+      sort: pick(
+        PolicyDefaults.minIntervalMs.sort,
+        icepack(PolicyKeys.sortMinInterval),
+        parseDuration,
+      ),
+    },
+    // Read as Iceberg reads it (Java's Boolean.parseBoolean): set to anything but "true"
+    // (any case), GC is off.
+    gcEnabled: (tableProperties[IcebergKeys.gcEnabled] ?? 'true').toLowerCase() === 'true',
     sortColumns,
     zorderColumns,
   };

@@ -1,4 +1,5 @@
 // Parsers for policy property values. Each returns the value or a reason naming what was expected.
+import { parseDuration as parseDurationMs } from '@icepack/runtime';
 
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
@@ -92,4 +93,13 @@ export const parseColumnList: PropertyParser<string[]> = (text) => {
     return bad('expected a comma-separated list of column names, e.g. "lat, lon"');
   }
   return ok(items);
+};
+
+/** `30m`, `1h`, `2d`, `90s` or a bare number of milliseconds (the runtime's duration format). */
+export const parseDuration: PropertyParser<number> = (text) => {
+  try {
+    return ok(parseDurationMs(text));
+  } catch {
+    return bad('expected a duration such as 30s, 10m, 1h or 2d');
+  }
 };

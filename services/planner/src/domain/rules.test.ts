@@ -6,38 +6,118 @@ import { tableState } from './state-fixtures.ts';
 const policy = resolvePolicy({}).policy; // thresholds: snapshots 50, small 20, deletes 10, share 0.3
 const none: PendingTasks = {};
 
-describe('cleanup: new snapshots AND snapshots > 50 AND no pending cleanup', () => {
+// 2025-12-20 + 12 days: a snapshot from 2025-12-20 is past the default 5-day retention.
+const now = new Date('2026-01-01T12:00:00.000Z');
+const hoursAgo = (h: number): string => new Date(now.getTime() - h * 3_600_000).toISOString();
+
+describe('cleanup: snapshots > 50 AND an expiry can remove some AND min interval AND none pending', () => {
   it.each([
     { snapshots: 49, fires: false },
     { snapshots: 50, fires: false }, // at the threshold: not above
     { snapshots: 51, fires: true },
   ])('$snapshots snapshots → fires $fires', ({ snapshots, fires }) => {
-    const rule = cleanupRule(tableState({ snapshots }), policy, none);
+    const rule = cleanupRule(tableState({ snapshots }), policy, none, now);
     expect(rule.fires).toBe(fires);
     const factor = rule.factors.find((f) => f.factor === 'snapshots');
     expect(factor).toMatchObject({ value: snapshots, threshold: 50, met: fires });
   });
 
+  it('not when every snapshot is inside the retention: the expiry could not remove one', () => {
+    // 60 snapshots > 50, but the oldest is 4 days old: expire_snapshots would keep them all.
+    const rule = cleanupRule(
+      tableState({ snapshots: 60, oldestSnapshotAt: hoursAgo(4 * 24) }),
+      policy,
+      none,
+      now,
+    );
+    expect(rule).toMatchObject({ fires: false, needed: false });
+    expect(rule.blockers).toEqual([
+      'no snapshot an expiry would remove: each is inside the 5d retention, among the last 1, or kept by a branch or tag',
+    ]);
+  });
+
+  it('not when the old snapshots are only the last retainLast of the lineage', () => {
+    const keep60 = resolvePolicy({ 'history.expire.min-snapshots-to-keep': '60' }).policy;
+    expect(cleanupRule(tableState({ snapshots: 60 }), keep60, none, now).fires).toBe(false);
+    expect(cleanupRule(tableState({ snapshots: 61 }), keep60, none, now).fires).toBe(true);
+  });
+
+  it("the main branch's own retention wins, as in Iceberg", () => {
+    const state = tableState(
+      { snapshots: 60 },
+      {
+        refs: [
+          { name: 'main', type: 'branch', snapshotId: '1', maxSnapshotAgeMs: 30 * 86_400_000 },
+        ],
+      },
+    );
+    expect(cleanupRule(state, policy, none, now).fires).toBe(false);
+  });
+
+  it('old snapshots that only another branch or tag reaches are kept; unreferenced ones expire', () => {
+    const base = tableState({ snapshots: 60, oldestSnapshotAt: hoursAgo(24) });
+    const expiry = { mainOnly: 40, oldestMainOnlyAt: hoursAgo(24), unreferenced: 0 };
+    const kept = { ...base, snapshots: { ...base.snapshots, expiry } };
+    expect(cleanupRule(kept, policy, none, now).fires).toBe(false);
+    const orphaned = {
+      ...base,
+      snapshots: {
+        ...base.snapshots,
+        expiry: { ...expiry, unreferenced: 3, oldestUnreferencedAt: hoursAgo(10 * 24) },
+      },
+    };
+    expect(cleanupRule(orphaned, policy, none, now).fires).toBe(true);
+  });
+
+  it('a state without expiry figures (older scanner) goes by its oldest snapshot', () => {
+    const base = tableState({ snapshots: 60 });
+    const figures = { ...base.snapshots, expiry: undefined };
+    expect(cleanupRule({ ...base, snapshots: figures }, policy, none, now).fires).toBe(true);
+    const young = { ...base, snapshots: { ...figures, oldestAt: hoursAgo(1) } };
+    expect(cleanupRule(young, policy, none, now).fires).toBe(false);
+  });
+
   it.each([
-    { newSnapshots: 0, fires: false },
-    { newSnapshots: 1, fires: true },
-    { newSnapshots: undefined, fires: true }, // no expiry known: every snapshot counts as new
-  ])('$newSnapshots new snapshots (of 60) → fires $fires', ({ newSnapshots, fires }) => {
-    const rule = cleanupRule(tableState({ snapshots: 60, newSnapshots }), policy, none);
-    expect(rule.fires).toBe(fires);
-    if (!fires) expect(rule.blockers).toEqual(['no new snapshots since the last expiry']);
+    { succeededHoursAgo: 0.5, fires: false },
+    { succeededHoursAgo: 1, fires: true }, // exactly the interval: allowed
+    { succeededHoursAgo: 3, fires: true },
+  ])(
+    'the last cleanup succeeded $succeededHoursAgo h ago (min interval 1h) → fires $fires',
+    ({ succeededHoursAgo, fires }) => {
+      const state = tableState(
+        { snapshots: 60 },
+        { lastMaintenance: { cleanup: hoursAgo(succeededHoursAgo) } },
+      );
+      const rule = cleanupRule(state, policy, none, now);
+      expect(rule).toMatchObject({ fires, needed: true });
+      if (!fires) {
+        expect(rule.blockers).toEqual([
+          'the last cleanup succeeded 30m ago; the next waits until 1h have passed (icepack.cleanup.min-interval)',
+        ]);
+      }
+    },
+  );
+
+  it('a min interval from the policy; a merge success does not hold a cleanup back', () => {
+    const state = tableState(
+      { snapshots: 60 },
+      { lastMaintenance: { cleanup: hoursAgo(3), merge: hoursAgo(0) } },
+    );
+    const daily = resolvePolicy({ 'icepack.cleanup.min-interval': '1d' }).policy;
+    expect(cleanupRule(state, daily, none, now).fires).toBe(false);
+    expect(cleanupRule(state, policy, none, now).fires).toBe(true);
   });
 
   it.each(['waiting', 'active'] as const)('not while a cleanup is %s, though needed', (status) => {
-    const rule = cleanupRule(tableState({ snapshots: 60 }), policy, { cleanup: { status } });
+    const rule = cleanupRule(tableState({ snapshots: 60 }), policy, { cleanup: { status } }, now);
     expect(rule).toMatchObject({ fires: false, needed: true });
     expect(rule.blockers).toHaveLength(1);
   });
 
   it('follows the policy threshold', () => {
     const strict = resolvePolicy({ 'icepack.snapshot-threshold': '5' }).policy;
-    expect(cleanupRule(tableState({ snapshots: 5 }), strict, none).fires).toBe(false);
-    expect(cleanupRule(tableState({ snapshots: 6 }), strict, none).fires).toBe(true);
+    expect(cleanupRule(tableState({ snapshots: 5 }), strict, none, now).fires).toBe(false);
+    expect(cleanupRule(tableState({ snapshots: 6 }), strict, none, now).fires).toBe(true);
   });
 });
 
@@ -47,7 +127,7 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
     { smallFiles: 20, fires: false },
     { smallFiles: 21, fires: true },
   ])('$smallFiles small files → fires $fires', ({ smallFiles, fires }) => {
-    const rule = mergeRule(tableState({ smallFiles, newDataFiles: 5 }), policy, none);
+    const rule = mergeRule(tableState({ smallFiles, newDataFiles: 5 }), policy, none, now);
     expect(rule.fires).toBe(fires);
     expect(rule.factors.find((f) => f.factor === 'small-files')).toMatchObject({
       value: smallFiles,
@@ -74,7 +154,7 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
       fires: false,
     },
   ])('$kind deletes $figures → fires $fires', ({ figures, fires }) => {
-    const rule = mergeRule(tableState({ ...figures, newDataFiles: 5 }), policy, none);
+    const rule = mergeRule(tableState({ ...figures, newDataFiles: 5 }), policy, none, now);
     expect(rule.fires).toBe(fires);
   });
 
@@ -84,16 +164,21 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
   ])(
     '$newDataFiles new data files (with 50 small files) → fires $fires',
     ({ newDataFiles, fires }) => {
-      const rule = mergeRule(tableState({ smallFiles: 50, newDataFiles }), policy, none);
+      const rule = mergeRule(tableState({ smallFiles: 50, newDataFiles }), policy, none, now);
       expect(rule.fires).toBe(fires);
       if (!fires) expect(rule.blockers).toEqual(['no new data since the last rewrite']);
     },
   );
 
   it('explains the factor that fired, and does not list the other side of the OR as a blocker', () => {
-    const rule = mergeRule(tableState({ smallFiles: 80, newDataFiles: 5 }), policy, {
-      merge: { status: 'waiting' },
-    });
+    const rule = mergeRule(
+      tableState({ smallFiles: 80, newDataFiles: 5 }),
+      policy,
+      {
+        merge: { status: 'waiting' },
+      },
+      now,
+    );
     expect(
       rule.factors.filter((f) => f.met && f.threshold !== undefined).map((f) => f.text),
     ).toEqual(['80 small files > 20']);
@@ -105,6 +190,7 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
       tableState({ smallFiles: 3, positionDeleteFiles: 2, newDataFiles: 5 }),
       policy,
       none,
+      now,
     );
     expect(rule.blockers).toEqual([
       '3 small files ≤ 20 (not above)',
@@ -114,9 +200,9 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
 
   it.each(['waiting', 'active'] as const)('not while a merge is %s, or a sort is %s', (status) => {
     const state = tableState({ smallFiles: 50, newDataFiles: 5 });
-    expect(mergeRule(state, policy, { merge: { status } }).fires).toBe(false);
-    expect(mergeRule(state, policy, { sort: { status } }).fires).toBe(false);
-    expect(mergeRule(state, policy, { cleanup: { status } }).fires).toBe(true);
+    expect(mergeRule(state, policy, { merge: { status } }, now).fires).toBe(false);
+    expect(mergeRule(state, policy, { sort: { status } }, now).fires).toBe(false);
+    expect(mergeRule(state, policy, { cleanup: { status } }, now).fires).toBe(true);
   });
 });
 
@@ -128,7 +214,7 @@ describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND n
     { newDataShare: 0.3, fires: false },
     { newDataShare: 0.31, fires: true },
   ])('new-data share $newDataShare → fires $fires', ({ newDataShare, fires }) => {
-    const rule = sortRule(tableState({ ...hot, newDataShare }), policy, none);
+    const rule = sortRule(tableState({ ...hot, newDataShare }), policy, none, now);
     expect(rule.fires).toBe(fires);
     expect(rule.factors.find((f) => f.factor === 'new-data-share')).toMatchObject({
       threshold: 0.3,
@@ -147,13 +233,19 @@ describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND n
         tableState({ ...figures, newDataFiles: 9, newDataShare: 0.5 }),
         policy,
         none,
+        now,
       );
       expect(rule.fires).toBe(fires);
     },
   );
 
   it('needs a sort order: the table has none and the policy names none', () => {
-    const rule = sortRule(tableState({ ...hot, newDataShare: 0.5, sorted: false }), policy, none);
+    const rule = sortRule(
+      tableState({ ...hot, newDataShare: 0.5, sorted: false }),
+      policy,
+      none,
+      now,
+    );
     expect(rule.fires).toBe(false);
     expect(rule.blockers).toEqual([
       'the table has no sort order and the policy names no sort or z-order columns',
@@ -166,22 +258,51 @@ describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND n
   ])('a policy %s gives an unsorted table a sort order', (key, value) => {
     const withColumns = resolvePolicy({ [key]: value }).policy;
     expect(
-      sortRule(tableState({ ...hot, newDataShare: 0.5, sorted: false }), withColumns, none).fires,
+      sortRule(tableState({ ...hot, newDataShare: 0.5, sorted: false }), withColumns, none, now)
+        .fires,
     ).toBe(true);
   });
 
   it('not while a sort is pending, nor while a merge is running; a waiting merge does not block it', () => {
     const state = tableState({ ...hot, newDataShare: 0.5 });
-    expect(sortRule(state, policy, { sort: { status: 'waiting' } }).fires).toBe(false);
-    const running = sortRule(state, policy, { merge: { status: 'active' } });
+    expect(sortRule(state, policy, { sort: { status: 'waiting' } }, now).fires).toBe(false);
+    const running = sortRule(state, policy, { merge: { status: 'active' } }, now);
     expect(running.fires).toBe(false);
     expect(running.blockers[0]).toMatch(/merge task is running/);
-    expect(sortRule(state, policy, { merge: { status: 'waiting' } }).fires).toBe(true);
+    expect(sortRule(state, policy, { merge: { status: 'waiting' } }, now).fires).toBe(true);
   });
 
   it('follows the policy share', () => {
     const p = resolvePolicy({ 'icepack.sort.new-data-share': '10%' }).policy;
-    expect(sortRule(tableState({ ...hot, newDataShare: 0.1 }), p, none).fires).toBe(false);
-    expect(sortRule(tableState({ ...hot, newDataShare: 0.11 }), p, none).fires).toBe(true);
+    expect(sortRule(tableState({ ...hot, newDataShare: 0.1 }), p, none, now).fires).toBe(false);
+    expect(sortRule(tableState({ ...hot, newDataShare: 0.11 }), p, none, now).fires).toBe(true);
+  });
+});
+
+describe('min interval for merge and sort: no second task right after a success', () => {
+  it('a merge that succeeded 3 minutes ago holds the next merge back (default 5m)', () => {
+    const state = tableState(
+      { smallFiles: 50, newDataFiles: 5 },
+      { lastMaintenance: { merge: hoursAgo(3 / 60) } },
+    );
+    const rule = mergeRule(state, policy, none, now);
+    expect(rule).toMatchObject({ fires: false, needed: true });
+    expect(rule.blockers).toEqual([
+      'the last merge succeeded 3m ago; the next waits until 5m have passed (icepack.merge.min-interval)',
+    ]);
+    expect(
+      mergeRule(state, resolvePolicy({ 'icepack.merge.min-interval': '0' }).policy, none, now)
+        .fires,
+    ).toBe(true);
+  });
+
+  it('a sort that succeeded 20 minutes ago holds the next sort back (default 1h)', () => {
+    const state = tableState(
+      { smallFiles: 50, newDataFiles: 50, newDataShare: 0.5 },
+      { lastMaintenance: { sort: hoursAgo(1 / 3) } },
+    );
+    expect(sortRule(state, policy, none, now)).toMatchObject({ fires: false, needed: true });
+    const p = resolvePolicy({ 'icepack.sort.min-interval': '15m' }).policy;
+    expect(sortRule(state, p, none, now).fires).toBe(true);
   });
 });

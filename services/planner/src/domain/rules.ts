@@ -16,7 +16,7 @@ export type PendingTasks = Readonly<Partial<Record<TaskType, PendingTask>>>;
 
 /** One factor a rule looked at, whether it met its condition, and the words for it. */
 export interface Factor {
-  /** `new-snapshots`, `snapshots`, `new-data`, `small-files`, `delete-files`, `sort-order`, `new-data-share`, `pending-…` */
+  /** `snapshots`, `expirable`, `min-interval`, `new-data`, `small-files`, `delete-files`, `sort-order`, `new-data-share`, `pending-…` */
   readonly factor: string;
   readonly value: number | string;
   /** The threshold the value must be above (strictly), when there is one. */
@@ -86,37 +86,120 @@ function result(
   };
 }
 
-/** Snapshots committed since the last expiry; when none is known, every snapshot is new. */
-export function newSnapshots(state: TableState): number {
-  return state.snapshots.sinceLastExpire ?? state.snapshots.total;
-}
-
 /** Position-delete files + equality-delete files + deletion vectors. */
 export function deleteFiles(state: TableState): number {
   const f = state.files;
   return f.positionDeleteFiles + f.equalityDeleteFiles + f.deletionVectors;
 }
 
+const MINUTE_MS = 60_000;
+
+/** `45s`, `12m`, `3h`, `2d`: a span in the largest unit that keeps it a whole number or ≥ 1. */
+export function formatSpan(ms: number): string {
+  const units: readonly [string, number][] = [
+    ['d', 24 * 60 * MINUTE_MS],
+    ['h', 60 * MINUTE_MS],
+    ['m', MINUTE_MS],
+    ['s', 1000],
+  ];
+  for (const [unit, size] of units) {
+    if (ms >= size) return `${Math.floor(ms / size)}${unit}`;
+  }
+  return `${Math.max(0, Math.round(ms))}ms`;
+}
+
 /**
- * Cleanup: new snapshots exist, and the total snapshot count is above the snapshot
- * threshold, and no cleanup task is pending.
+ * The minimum interval: the last task of this type on the table succeeded long enough ago
+ * (`state.lastMaintenance`, which the planner fills from the `succeeded` task events).
  */
-export function cleanupRule(state: TableState, policy: Policy, pending: PendingTasks): RuleResult {
-  const fresh = newSnapshots(state);
+export function minIntervalFactor(
+  type: TaskType,
+  state: TableState,
+  policy: Policy,
+  now: Date,
+): Factor {
+  const min = policy.minIntervalMs[type];
+  const last = state.lastMaintenance?.[type];
+  if (last === undefined) {
+    return exists('min-interval', true, `no ${type} has succeeded on the table yet`, '', 'none');
+  }
+  const ago = now.getTime() - Date.parse(last);
+  return exists(
+    'min-interval',
+    ago >= min,
+    `the last ${type} succeeded ${formatSpan(ago)} ago (at least ${formatSpan(min)} apart)`,
+    `the last ${type} succeeded ${formatSpan(ago)} ago; the next waits until ${formatSpan(min)} have passed (icepack.${type}.min-interval)`,
+    last,
+  );
+}
+
+/** What an expiry now would go by: the `main` branch's own retention wins, as in Iceberg. */
+export function expiryCutoffs(
+  state: TableState,
+  policy: Policy,
+  now: Date,
+): { readonly mainCutoffMs: number; readonly retainLast: number; readonly cutoffMs: number } {
+  const main = state.refs.find((r) => r.name === 'main' && r.type === 'branch');
+  const cutoffMs = now.getTime() - policy.maxSnapshotAgeMs;
+  return {
+    cutoffMs,
+    mainCutoffMs: now.getTime() - (main?.maxSnapshotAgeMs ?? policy.maxSnapshotAgeMs),
+    retainLast: main?.minSnapshotsToKeep ?? policy.minSnapshotsToKeep,
+  };
+}
+
+/**
+ * An expiry can remove something: a snapshot of the current lineage older than the
+ * retention and beyond the last `retainLast`, or a snapshot no branch or tag reaches that is
+ * older than the retention. Snapshots other branches or tags keep are left out, so a
+ * cleanup never fires for snapshots it would keep.
+ */
+export function expirableFactor(state: TableState, policy: Policy, now: Date): Factor {
+  const { mainCutoffMs, retainLast, cutoffMs } = expiryCutoffs(state, policy, now);
+  const retention = formatSpan(policy.maxSnapshotAgeMs);
+  const e = state.snapshots.expiry;
+  const older = (at: string | undefined, cutoff: number): boolean =>
+    at !== undefined && Date.parse(at) < cutoff;
+  // A state from a scanner before the expiry figures: the whole table's oldest snapshot.
+  const fromMain =
+    e === undefined
+      ? state.snapshots.total > retainLast && older(state.snapshots.oldestAt, mainCutoffMs)
+      : e.mainOnly > retainLast && older(e.oldestMainOnlyAt, mainCutoffMs);
+  const fromOthers =
+    e !== undefined && e.unreferenced > 0 && older(e.oldestUnreferencedAt, cutoffMs);
+  const oldest = fromMain
+    ? (e?.oldestMainOnlyAt ?? state.snapshots.oldestAt)
+    : fromOthers
+      ? e.oldestUnreferencedAt
+      : undefined;
+  return exists(
+    'expirable',
+    fromMain || fromOthers,
+    `snapshots older than the ${retention} retention beyond the last ${retainLast} exist (oldest ${oldest ?? '?'})`,
+    `no snapshot an expiry would remove: each is inside the ${retention} retention, among the last ${retainLast}, or kept by a branch or tag`,
+    oldest ?? 'none',
+  );
+}
+
+/**
+ * Cleanup: the snapshot count is above the snapshot threshold, and an expiry can remove
+ * something, and the last cleanup succeeded at least the minimum interval ago, and no
+ * cleanup task is pending.
+ */
+export function cleanupRule(
+  state: TableState,
+  policy: Policy,
+  pending: PendingTasks,
+  now: Date,
+): RuleResult {
   const work = [
-    exists(
-      'new-snapshots',
-      fresh > 0,
-      `${fresh} new snapshots since the last expiry`,
-      'no new snapshots since the last expiry',
-      fresh,
-    ),
     above('snapshots', 'snapshots', state.snapshots.total, policy.snapshotThreshold),
+    expirableFactor(state, policy, now),
   ];
   return result(
     'cleanup',
     work,
-    [noPending('cleanup', pending)],
+    [noPending('cleanup', pending), minIntervalFactor('cleanup', state, policy, now)],
     work.every((f) => f.met),
   );
 }
@@ -156,13 +239,19 @@ export function rewritesPositionDeletes(state: TableState, policy: Policy): bool
 
 /**
  * Merge: new data exists, and the small-file count or the delete-file count is above its
- * threshold, and no merge task is pending. A pending sort also counts: a sort rewrite
+ * threshold, and the last merge succeeded at least the minimum interval ago, and no merge
+ * task is pending. A pending sort also counts: a sort rewrite
  * compacts, so a merge beside it would only repeat the work.
  */
-export function mergeRule(state: TableState, policy: Policy, pending: PendingTasks): RuleResult {
+export function mergeRule(
+  state: TableState,
+  policy: Policy,
+  pending: PendingTasks,
+  now: Date,
+): RuleResult {
   const w = mergeWork(state, policy);
   const work = [w.newData, w.small, w.deletes];
-  const gates = [noPending('merge', pending)];
+  const gates = [noPending('merge', pending), minIntervalFactor('merge', state, policy, now)];
   const sort = pending.sort;
   if (sort !== undefined) {
     gates.push(
@@ -228,10 +317,16 @@ export function sortPlan(state: TableState, policy: Policy): SortPlan | null {
 /**
  * Sort: the merge conditions hold, and the table has a sort order (its own, or
  * `icepack.sort.columns` / `icepack.zorder.columns`), and new data's share of all data is
- * above the new-data threshold, and no sort task is pending. A running merge also holds it
+ * above the new-data threshold, and the last sort succeeded at least the minimum interval ago,
+ * and no sort task is pending. A running merge also holds it
  * back: the merge cannot be replaced while it runs, so the next table state decides.
  */
-export function sortRule(state: TableState, policy: Policy, pending: PendingTasks): RuleResult {
+export function sortRule(
+  state: TableState,
+  policy: Policy,
+  pending: PendingTasks,
+  now: Date,
+): RuleResult {
   const w = mergeWork(state, policy);
   const order = sortPlan(state, policy);
   const work = [
@@ -249,7 +344,7 @@ export function sortRule(state: TableState, policy: Policy, pending: PendingTask
     ),
     above('new-data-share', 'new-data share', state.newData.share, policy.newDataShare),
   ];
-  const gates = [noPending('sort', pending)];
+  const gates = [noPending('sort', pending), minIntervalFactor('sort', state, policy, now)];
   if (pending.merge?.status === 'active') {
     gates.push(
       exists(

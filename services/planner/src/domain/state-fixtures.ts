@@ -7,13 +7,17 @@ export interface StateFigures {
   readonly equalityDeleteFiles?: number;
   readonly deletionVectors?: number;
   readonly snapshots?: number;
-  readonly newSnapshots?: number | undefined;
+  /** Commit time of the oldest snapshot (all on main's lineage); default 2025-12-20. */
+  readonly oldestSnapshotAt?: string;
   readonly newDataFiles?: number;
   readonly newDataShare?: number;
   readonly sorted?: boolean;
 }
 
-/** A table no rule fires for (0 small files, 0 deletes, 1 snapshot, no new data) unless overridden. */
+/**
+ * A table no rule fires for (0 small files, 0 deletes, 1 snapshot from 2025-12-20 on main, no
+ * new data, no maintenance yet) unless overridden.
+ */
 export function tableState(
   figures: StateFigures = {},
   overrides: Partial<TableState> = {},
@@ -31,9 +35,15 @@ export function tableState(
       deletionVectors: figures.deletionVectors ?? 0,
     },
     snapshots: {
-      ...base.snapshots,
       total: figures.snapshots ?? 1,
-      sinceLastExpire: 'newSnapshots' in figures ? figures.newSnapshots : (figures.snapshots ?? 1),
+      sinceLastRewrite: base.snapshots.sinceLastRewrite,
+      oldestAt: figures.oldestSnapshotAt ?? '2025-12-20T00:00:00.000Z',
+      newestAt: base.snapshots.newestAt,
+      expiry: {
+        mainOnly: figures.snapshots ?? 1,
+        oldestMainOnlyAt: figures.oldestSnapshotAt ?? '2025-12-20T00:00:00.000Z',
+        unreferenced: 0,
+      },
     },
     newData: {
       ...base.newData,
@@ -42,6 +52,7 @@ export function tableState(
       share: figures.newDataShare ?? 0,
     },
     sortOrder: figures.sorted === false ? { orderId: 0, fields: [] } : base.sortOrder,
+    lastMaintenance: {},
     ...overrides,
   };
 }

@@ -1,0 +1,68 @@
+import { tableKey, TaskType, type TableId } from '@icepack/types';
+import type { Redis } from 'ioredis';
+import type { LastMaintenance } from '../domain/last-maintenance.ts';
+
+export interface LastSucceededStoreOptions {
+  /** Shared ioredis connection. Required. */
+  readonly connection: Redis;
+  /** Hash: `<type>/<table key>` → epoch ms of the last success. Default `icepack:planner:last-succeeded`. */
+  readonly key?: string;
+}
+
+// Keeps the later time: events are at least once and one table's may arrive out of order.
+const RECORD_LATER = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current and tonumber(current) >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`;
+
+const TYPES = Object.values(TaskType);
+
+/**
+ * When each task type last succeeded on each table, from the `succeeded` task events: the
+ * one record of it (decision 0005). The rules read it as `state.lastMaintenance`.
+ */
+export class LastSucceededStore {
+  readonly #redis: Redis;
+  readonly #key: string;
+
+  constructor(options: LastSucceededStoreOptions) {
+    this.#redis = options.connection;
+    this.#key = options.key ?? 'icepack:planner:last-succeeded';
+  }
+
+  /** Records a success at `at`; true when it is later than the one recorded. */
+  async record(table: TableId, type: TaskType, at: string): Promise<boolean> {
+    const ms = Date.parse(at);
+    const changed = await this.#redis.eval(
+      RECORD_LATER,
+      1,
+      this.#key,
+      `${type}/${tableKey(table)}`,
+      String(ms),
+    );
+    return changed === 1;
+  }
+
+  /** The record of one table (by table key). */
+  async get(key: string): Promise<LastMaintenance> {
+    const values = await this.#redis.hmget(this.#key, ...TYPES.map((t) => `${t}/${key}`));
+    const record: Partial<Record<TaskType, string>> = {};
+    TYPES.forEach((type, i) => {
+      const ms = values[i];
+      if (ms !== null && ms !== undefined) record[type] = new Date(Number(ms)).toISOString();
+    });
+    return record;
+  }
+
+  /** Forgets a dropped table (a table re-created under its name starts afresh). */
+  async delete(key: string): Promise<void> {
+    await this.#redis.hdel(this.#key, ...TYPES.map((t) => `${t}/${key}`));
+  }
+
+  /** Removes the hash (tests). */
+  async clear(): Promise<void> {
+    await this.#redis.del(this.#key);
+  }
+}

@@ -1,0 +1,378 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { computeTableState, RestCatalog } from '@icepack/iceberg';
+import {
+  createLogger,
+  deleteTopics,
+  EnvelopeConsumer,
+  EnvelopeProducer,
+  ensureTopics,
+  KafkaClient,
+} from '@icepack/runtime';
+import { sparkSql } from '@icepack/test';
+import {
+  parseMessage,
+  tableKey,
+  TaskEventTypes,
+  type TableId,
+  type TableState,
+  type TaskEvent,
+} from '@icepack/types';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LastSucceededStore } from './adapters/last-succeeded.ts';
+import { Planner } from './adapters/planner.ts';
+import { ReplanPass } from './adapters/replan-pass.ts';
+import { TableStateStore } from './adapters/state-store.ts';
+import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
+import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
+import { TaskQueue } from './adapters/task-queue.ts';
+import { tableStateHandlers } from './adapters/table-state-handlers.ts';
+import { tableState } from './domain/state-fixtures.ts';
+import { waitFor } from './testing/wait-for.ts';
+
+// Convergence on real Kafka and Redis (and, for real tables, the REST catalog and Spark):
+// a cleanup only when an expiry can remove something, no second task of a type within its
+// minimum interval after a success (known from the `succeeded` events on Kafka), and a
+// failed task planned again by the re-plan pass without a new table state.
+
+const infra = inject('infra');
+const logger = createLogger({
+  service: 'planner-convergence-test',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+const suffix = randomUUID().slice(0, 8);
+const catalog = `cv-${suffix}`;
+const stateTopic = `test.planner.${suffix}.cv-table-state`;
+const eventsTopic = `test.planner.${suffix}.cv-task-events`;
+const dlqTopic = `test.planner.${suffix}.cv-dlq`;
+const groupId = `test-planner-cv-${suffix}`;
+
+let redis: Redis;
+let kafka: KafkaClient;
+let producer: EnvelopeProducer;
+let consumers: EnvelopeConsumer[] = [];
+let queue: TaskQueue;
+let states: TableStateStore;
+let lastSucceeded: LastSucceededStore;
+let planner: Planner;
+const events: TaskEvent[] = [];
+let stopReader: () => Promise<void>;
+
+/** Publishes a state as the scanner does and resolves once the planner stored it (it acts first). */
+async function publishState(state: TableState): Promise<void> {
+  const key = tableKey(state.table);
+  await producer.publish(stateTopic, 'TableScanned', key, state);
+  await waitFor(`the planner to store ${key} at ${state.scannedAt}`, async () =>
+    (await states.get(key))?.scannedAt === state.scannedAt ? true : undefined,
+  );
+}
+
+/** The dispatcher's end of a task: the job is gone from the queue and the outcome is on Kafka. */
+async function finishTask(
+  table: TableId,
+  taskType: 'cleanup' | 'merge' | 'sort',
+  status: 'succeeded' | 'failed',
+): Promise<void> {
+  expect(await queue.removeWaiting(table, taskType)).toBe(true);
+  const base = {
+    taskId: `${taskType}/${tableKey(table)}`,
+    table,
+    taskType,
+    at: new Date().toISOString(),
+    attempt: 1,
+    runId: `run-${randomUUID().slice(0, 8)}-a1`,
+  };
+  const key = tableKey(table);
+  if (status === 'succeeded') {
+    await producer.publish(eventsTopic, 'TaskSucceeded', key, { ...base, status });
+  } else {
+    const error = { kind: 'spark', message: 'job failed', retryable: false };
+    await producer.publish(eventsTopic, 'TaskFailed', key, { ...base, status, error });
+  }
+}
+
+const jobStates = async (table: TableId) => {
+  const jobs = await queue.inspect(table);
+  return { cleanup: jobs.cleanup.state, merge: jobs.merge.state, sort: jobs.sort.state };
+};
+
+const eventsOf = (table: TableId) =>
+  events.filter((e) => tableKey(e.table) === tableKey(table)).map((e) => [e.status, e.taskId]);
+
+beforeAll(async () => {
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: groupId, logger });
+  await ensureTopics(kafka, [
+    { name: stateTopic, cleanupPolicy: 'compact', partitions: 2 },
+    { name: eventsTopic, cleanupPolicy: 'delete', partitions: 2 },
+    { name: dlqTopic, cleanupPolicy: 'delete', partitions: 1 },
+  ]);
+  producer = new EnvelopeProducer(kafka);
+  await producer.connect();
+  queue = new TaskQueue({ connection: redis });
+  states = new TableStateStore({
+    connection: redis,
+    statesKey: `test:${catalog}:states`,
+    catalogsKey: `test:${catalog}:catalogs`,
+  });
+  lastSucceeded = new LastSucceededStore({ connection: redis, key: `test:${catalog}:succeeded` });
+  planner = new Planner({
+    queue,
+    states,
+    lastSucceeded,
+    events: new KafkaTaskEventSink(producer, eventsTopic),
+    logger,
+  });
+  consumers = [
+    new EnvelopeConsumer(kafka, {
+      groupId,
+      topics: [stateTopic],
+      producer,
+      dlqTopic,
+      ...tableStateHandlers(planner),
+    }),
+    new EnvelopeConsumer(kafka, {
+      groupId: `${groupId}-outcomes`,
+      topics: [eventsTopic],
+      producer,
+      dlqTopic,
+      handlers: taskOutcomeHandlers(lastSucceeded),
+    }),
+  ];
+  for (const c of consumers) await c.start();
+
+  const reader = kafka.kafka.consumer({ groupId: `${groupId}-reader` });
+  await reader.connect();
+  await reader.subscribe({ topic: eventsTopic, fromBeginning: true });
+  await reader.run({
+    eachMessage: ({ message }) => {
+      events.push(
+        parseMessage(message.value ?? '', Object.values(TaskEventTypes)).payload as TaskEvent,
+      );
+      return Promise.resolve();
+    },
+  });
+  stopReader = () => reader.disconnect();
+});
+
+afterAll(async () => {
+  for (const c of consumers) await c.stop();
+  await stopReader?.();
+  await producer.disconnect();
+  await deleteTopics(kafka, [stateTopic, eventsTopic, dlqTopic]);
+  const admin = kafka.kafka.admin();
+  await admin.connect();
+  await admin
+    .deleteGroups([groupId, `${groupId}-outcomes`, `${groupId}-reader`])
+    .catch(() => undefined);
+  await admin.disconnect();
+  await kafka.close();
+  for (const c of [catalog, 'local']) await queue.queue(c).obliterate({ force: true });
+  await queue.close();
+  await states.clear();
+  await lastSucceeded.clear();
+  await redis.quit();
+});
+
+describe('min interval after a success (task outcomes from Kafka)', () => {
+  it('a cleanup that succeeded is not planned again by a newer state or a re-plan', async () => {
+    const table: TableId = { catalog, namespace: ['cv'], name: 'expired' };
+    const key = tableKey(table);
+    // 60 snapshots > 50, the oldest 12 days old: past the 5-day retention.
+    const first = tableState({ snapshots: 60 }, { table, scannedAt: new Date().toISOString() });
+    await publishState(first);
+    expect((await jobStates(table)).cleanup).toBe('prioritized');
+
+    await finishTask(table, 'cleanup', 'succeeded');
+    await waitFor('the success to be recorded', async () =>
+      (await lastSucceeded.get(key)).cleanup !== undefined ? true : undefined,
+    );
+
+    // A writer commits: a newer state that still has old snapshots (say a branch kept them
+    // until now). Within the hour after the success, no second cleanup.
+    const newer = tableState(
+      { snapshots: 61 },
+      { table, lastSequenceNumber: '43', scannedAt: new Date().toISOString() },
+    );
+    await publishState(newer);
+    expect((await jobStates(table)).cleanup).toBe('missing');
+    const explained = await planner.explain(key);
+    const cleanup = explained?.decisions.find(
+      (d) => (d as { type: string }).type === 'cleanup',
+    ) as { notFired: string[] };
+    expect(cleanup.notFired).toEqual([
+      expect.stringMatching(
+        /^the last cleanup succeeded \d+(ms|s) ago; the next waits until 1h have passed \(icepack\.cleanup\.min-interval\)$/,
+      ),
+    ]);
+
+    // The re-plan pass does not bring it back either.
+    const pass = new ReplanPass({
+      planner,
+      states,
+      connection: redis,
+      logger,
+      lockKey: `test:${catalog}:replan-lock-1`,
+    });
+    const result = await pass.runOnce();
+    expect(result?.tables).toBeGreaterThanOrEqual(1);
+    expect((await jobStates(table)).cleanup).toBe('missing');
+    expect(eventsOf(table)).toEqual([
+      ['planned', `cleanup/${key}`],
+      ['succeeded', `cleanup/${key}`],
+    ]);
+    await redis.del(`test:${catalog}:replan-lock-1`);
+  });
+});
+
+describe('the re-plan pass', () => {
+  it('plans a failed task again without a new table state, once', async () => {
+    const table: TableId = { catalog, namespace: ['cv'], name: 'failing' };
+    const key = tableKey(table);
+    await publishState(
+      tableState(
+        { smallFiles: 80, newDataFiles: 5 },
+        { table, scannedAt: new Date().toISOString() },
+      ),
+    );
+    expect((await jobStates(table)).merge).toBe('prioritized');
+    await finishTask(table, 'merge', 'failed');
+    expect((await jobStates(table)).merge).toBe('missing');
+
+    const lockKey = `test:${catalog}:replan-lock-2`;
+    const pass = () =>
+      new ReplanPass({ planner, states, connection: redis, logger, lockKey, batchSize: 1 });
+    // Replicas race for the pass: one runs it.
+    const results = await Promise.all([pass().runOnce(), pass().runOnce()]);
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+    expect((await jobStates(table)).merge).toBe('prioritized');
+
+    // A second pass finds the task waiting: nothing more.
+    await redis.del(lockKey);
+    await pass().runOnce();
+    await redis.del(lockKey);
+    await waitFor('the events', () =>
+      Promise.resolve(eventsOf(table).length >= 3 ? true : undefined),
+    );
+    expect(eventsOf(table)).toEqual([
+      ['planned', `merge/${key}`],
+      ['failed', `merge/${key}`],
+      ['planned', `merge/${key}`],
+    ]);
+    expect(events.filter((e) => tableKey(e.table) === key).at(-1)?.reason).toBe(
+      're-planned: 80 small files > 20',
+    );
+  });
+});
+
+describe('real tables (REST catalog, Spark)', () => {
+  const ns = `cv_${suffix.replaceAll('-', '')}`;
+  const rest = new RestCatalog({ name: 'local', uri: infra.catalogUri });
+  const id = (name: string): TableId => ({ catalog: 'local', namespace: [ns], name });
+  const sql = (name: string) => `local.${ns}.${name}`;
+  const inserts = (name: string) =>
+    Array.from({ length: 7 }, (_, i) => `INSERT INTO ${sql(name)} VALUES (${i}, 'row ${i}')`);
+  const create = (name: string, props: Record<string, string>) =>
+    `CREATE TABLE ${sql(name)} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES (${Object.entries({
+      'format-version': '2',
+      'icepack.snapshot-threshold': '5',
+      ...props,
+    })
+      .map(([k, v]) => `'${k}'='${v}'`)
+      .join(', ')})`;
+
+  async function scan(name: string): Promise<TableState> {
+    const outcome = await rest.loadTable(id(name));
+    if (outcome.status !== 'loaded') throw new Error('expected a loaded table');
+    return computeTableState(outcome.table);
+  }
+
+  beforeAll(async () => {
+    await sparkSql(infra, 'local', [
+      `CREATE NAMESPACE IF NOT EXISTS local.${ns}`,
+      create('young', {}),
+      ...inserts('young'),
+      // A retention of 1 ms: every snapshot but the last is past it.
+      create('aged', {
+        'icepack.history.expire.max-snapshot-age-ms': '1',
+        'icepack.history.expire.min-snapshots-to-keep': '6',
+      }),
+      ...inserts('aged'),
+      create('nogc', { 'icepack.history.expire.max-snapshot-age-ms': '1', 'gc.enabled': 'false' }),
+      ...inserts('nogc'),
+    ]);
+  }, 600_000);
+
+  afterAll(async () => {
+    for (const name of ['young', 'aged', 'nogc']) {
+      await fetch(`${infra.catalogUri}/v1/namespaces/${ns}/tables/${name}?purgeRequested=true`, {
+        method: 'DELETE',
+      });
+    }
+    await fetch(`${infra.catalogUri}/v1/namespaces/${ns}`, { method: 'DELETE' });
+  });
+
+  it('no cleanup for 7 snapshots > 5 that are all inside the retention', async () => {
+    const state = await scan('young');
+    expect(state.snapshots.total).toBe(7);
+    expect(state.snapshots.expiry).toMatchObject({ mainOnly: 7, unreferenced: 0 });
+    await publishState(state);
+    expect((await jobStates(id('young'))).cleanup).toBe('missing');
+    // The re-plan pass agrees.
+    const lockKey = `test:${catalog}:replan-lock-3`;
+    await new ReplanPass({ planner, states, connection: redis, logger, lockKey }).runOnce();
+    await redis.del(lockKey);
+    expect((await jobStates(id('young'))).cleanup).toBe('missing');
+    expect(eventsOf(id('young'))).toEqual([]);
+  });
+
+  it('a cleanup once snapshots are past the retention; none with gc.enabled=false, said once', async () => {
+    await publishState(await scan('aged'));
+    expect((await jobStates(id('aged'))).cleanup).toBe('prioritized');
+
+    const nogc = await scan('nogc');
+    await publishState(nogc);
+    // A later scan of the same table says nothing more.
+    await publishState({ ...nogc, scannedAt: new Date().toISOString() });
+    expect((await jobStates(id('nogc'))).cleanup).toBe('missing');
+    await waitFor('the skipped event', () =>
+      Promise.resolve(eventsOf(id('nogc')).length > 0 ? true : undefined),
+    );
+    const skipped = events.filter((e) => tableKey(e.table) === tableKey(id('nogc')));
+    expect(skipped.map((e) => [e.status, e.taskId])).toEqual([
+      ['skipped', `cleanup/${tableKey(id('nogc'))}`],
+    ]);
+    expect(skipped[0]?.reason).toMatch(
+      /^gc\.enabled=false on the table: Iceberg refuses to expire its snapshots, so no cleanup runs \(it would: 7 snapshots > 5, /,
+    );
+  });
+
+  it('after the cleanup succeeded (a real expiry) and a writer committed, no second cleanup', async () => {
+    // The dispatcher's part: the expiry as the Spark job runs it, then its outcome on Kafka.
+    // A writer commits meanwhile, so 7 snapshots > 5 again, the oldest past the retention.
+    const olderThan = new Date().toISOString().replace('T', ' ').replace('Z', '');
+    await sparkSql(infra, 'local', [
+      `CALL local.system.expire_snapshots(table => '${ns}.aged', older_than => TIMESTAMP '${olderThan}', retain_last => 6)`,
+      `INSERT INTO ${sql('aged')} VALUES (100, 'after the expiry')`,
+    ]);
+    await finishTask(id('aged'), 'cleanup', 'succeeded');
+    await waitFor('the success to be recorded', async () =>
+      (await lastSucceeded.get(tableKey(id('aged')))).cleanup !== undefined ? true : undefined,
+    );
+    const after = await scan('aged');
+    expect(after.snapshots.total).toBe(7); // 6 kept + the writer's
+    expect(after.snapshots.expiry).toMatchObject({ mainOnly: 7, unreferenced: 0 });
+    await publishState(after);
+    expect((await jobStates(id('aged'))).cleanup).toBe('missing');
+    const lockKey = `test:${catalog}:replan-lock-4`;
+    await new ReplanPass({ planner, states, connection: redis, logger, lockKey }).runOnce();
+    await redis.del(lockKey);
+    expect((await jobStates(id('aged'))).cleanup).toBe('missing');
+    expect(eventsOf(id('aged'))).toEqual([
+      ['planned', `cleanup/${tableKey(id('aged'))}`],
+      ['succeeded', `cleanup/${tableKey(id('aged'))}`],
+    ]);
+  }, 600_000);
+});
