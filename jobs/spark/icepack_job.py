@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 
@@ -145,14 +146,37 @@ def parse_task(value: Any) -> dict[str, Any]:
     return value
 
 
+# The task's date-times are RFC 3339 as `packages/types` checks them (zod `iso.datetime` with
+# offsets): seconds required, any fraction, `Z` or `±HH:MM`. Parsed here rather than with
+# `datetime.fromisoformat`, which rejects `Z` and fractions other than 3 or 6 digits before
+# Python 3.11 (the job image's Python is 3.10).
+_INSTANT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?"
+)
+
+
 def parse_instant_ms(text: str, where: str) -> int:
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError as error:
-        raise BadInput(f"{where} is not an ISO-8601 date-time: {error}") from None
-    if instant.tzinfo is None:
+    """Milliseconds since the epoch of an RFC 3339 date-time with a zone (sub-ms truncated)."""
+    match = _INSTANT.fullmatch(text)
+    if match is None:
+        raise BadInput(f"{where} is not an ISO-8601 date-time (YYYY-MM-DDTHH:MM:SS[.f]Z or ±HH:MM): {text!r}")
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if zone is None:
         raise BadInput(f"{where} needs a time zone (Z or an offset)")
-    return int(instant.timestamp() * 1000)
+    if zone == "Z":
+        offset = timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    try:
+        instant = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second),
+            tzinfo=timezone(offset),
+        )
+    except ValueError as error:
+        raise BadInput(f"{where} is not a valid date-time: {error}") from None
+    millis = int((fraction or "0")[:3].ljust(3, "0"))
+    return int(instant.timestamp()) * 1000 + millis
 
 
 def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -> dict[str, str]:
