@@ -22,5 +22,6 @@ describe('jobs/spark/icepack_job.py (pure parts, no Spark)', () => {
       const { stdout } = await run(python, ['-c', 'import sys; print(sys.version_info[:2])']);
       expect(stdout.trim()).toBe(`(${version.replace('.', ', ')})`);
     },
+    60_000, // a bound for a loaded machine: two interpreters start, the suite runs
   );
 });
