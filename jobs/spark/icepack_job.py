@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 
@@ -145,14 +146,37 @@ def parse_task(value: Any) -> dict[str, Any]:
     return value
 
 
+# The task's date-times are RFC 3339 as `packages/types` checks them (zod `iso.datetime` with
+# offsets): seconds required, any fraction, `Z` or `±HH:MM`. Parsed here rather than with
+# `datetime.fromisoformat`, which rejects `Z` and fractions other than 3 or 6 digits before
+# Python 3.11 (the job image's Python is 3.10).
+_INSTANT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?"
+)
+
+
 def parse_instant_ms(text: str, where: str) -> int:
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError as error:
-        raise BadInput(f"{where} is not an ISO-8601 date-time: {error}") from None
-    if instant.tzinfo is None:
+    """Milliseconds since the epoch of an RFC 3339 date-time with a zone (sub-ms truncated)."""
+    match = _INSTANT.fullmatch(text)
+    if match is None:
+        raise BadInput(f"{where} is not an ISO-8601 date-time (YYYY-MM-DDTHH:MM:SS[.f]Z or ±HH:MM): {text!r}")
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    if zone is None:
         raise BadInput(f"{where} needs a time zone (Z or an offset)")
-    return int(instant.timestamp() * 1000)
+    if zone == "Z":
+        offset = timedelta(0)
+    else:
+        sign = -1 if zone[0] == "-" else 1
+        offset = sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+    try:
+        instant = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second),
+            tzinfo=timezone(offset),
+        )
+    except ValueError as error:
+        raise BadInput(f"{where} is not a valid date-time: {error}") from None
+    millis = int((fraction or "0")[:3].ljust(3, "0"))
+    return int(instant.timestamp()) * 1000 + millis
 
 
 def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -> dict[str, str]:
@@ -391,24 +415,90 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
             "removedDeleteFiles": result.removedDeleteFilesCount(),
         }
     }
-    # Deletion vectors (format v3) are folded by rewrite_data_files; position-delete
-    # rewriting is for v2 position-delete files.
     format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
-    if params["rewritePositionDeletes"] and format_version == 2:
-        action = actions.rewritePositionDeletes(table)
-        for key, value in rewrite_options(params, max_groups).items():
-            if key != "delete-file-threshold":
-                action = action.option(key, value)
-        if predicates:
-            action = action.filter(partition_filter(jvm, predicates))
-        deletes = action.execute()
-        out["rewritePositionDeleteFiles"] = {
-            "rewrittenDeleteFiles": deletes.rewrittenDeleteFilesCount(),
-            "addedDeleteFiles": deletes.addedDeleteFilesCount(),
-            "rewrittenBytes": deletes.rewrittenBytesCount(),
-            "addedBytes": deletes.addedBytesCount(),
-        }
+    if format_version >= 2:
+        out.update(remove_dangling_deletes(spark, actions, table, params, predicates, max_groups))
     return out
+
+
+def remove_dangling_deletes(
+    spark, actions, table, params: dict[str, Any], predicates: list[dict[str, Any]], max_groups: int | None
+) -> dict[str, Any]:
+    """Removes the delete files that apply to no live data file any more (docs/spark-job.md).
+
+    1. Iceberg's RemoveDanglingDeleteFiles action (what rewrite_data_files runs with
+       `remove-dangling-deletes=true`; called here because that option is skipped when the
+       rewrite finds nothing to rewrite): delete files whose partition has no live data file
+       they can apply to by sequence number, and deletion vectors of removed files.
+    2. On format v2, rewrite_position_delete_files, which drops every position delete of a data
+       file that is no longer live. With `rewrite-all` when file-scoped position-delete files
+       name removed data files: the common case after a merge, as the rewritten files keep the
+       starting sequence number, so step 1 cannot tell those deletes are dangling.
+       `rewritePositionDeletes` (the planner's) runs it with the task's thresholds otherwise.
+    """
+    jvm = spark.sparkContext._jvm
+    removed = actions.removeDanglingDeleteFiles(table).execute().removedDeleteFiles()
+    out: dict[str, Any] = {
+        "removeDanglingDeleteFiles": {
+            "removedDeleteFiles": jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size(removed)
+        }
+    }
+    # Deletion vectors (format v3) are folded by rewrite_data_files and removed by step 1;
+    # position-delete rewriting is for v2 position-delete files.
+    if jvm.org.apache.iceberg.TableUtil.formatVersion(table) != 2:
+        return out
+    dangling = dangling_position_delete_files(spark, table)
+    out["removeDanglingDeleteFiles"]["danglingPositionDeleteFilesFound"] = dangling
+    if not params["rewritePositionDeletes"] and dangling == 0:
+        return out
+    action = actions.rewritePositionDeletes(table)
+    for key, value in rewrite_options(params, max_groups).items():
+        if key != "delete-file-threshold":
+            action = action.option(key, value)
+    if dangling > 0:
+        action = action.option("rewrite-all", "true")
+    if predicates:
+        action = action.filter(partition_filter(jvm, predicates))
+    deletes = action.execute()
+    out["rewritePositionDeleteFiles"] = {
+        "rewrittenDeleteFiles": deletes.rewrittenDeleteFilesCount(),
+        "addedDeleteFiles": deletes.addedDeleteFilesCount(),
+        "rewrittenBytes": deletes.rewrittenBytesCount(),
+        "addedBytes": deletes.addedBytesCount(),
+    }
+    return out
+
+
+# Field id of the `file_path` column of position-delete files (Iceberg spec, reserved ids).
+DELETE_FILE_PATH_FIELD_ID = 2147483546
+
+
+def dangling_position_delete_files(spark, table) -> int:
+    """Position-delete files that name one data file no longer live: by `referenced_data_file`,
+    or by equal `file_path` bounds (how v2 writers record a file-scoped delete; Iceberg's
+    ContentFileUtil.referencedDataFile reads it the same way). From the metadata tables."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    jvm = spark.sparkContext._jvm
+    util = jvm.org.apache.iceberg.spark.SparkTableUtil
+    kinds = jvm.org.apache.iceberg.MetadataTableType
+    jspark = spark._jsparkSession
+    deletes = DataFrame(util.loadMetadataTable(jspark, table, kinds.DELETE_FILES), spark)
+    data = DataFrame(util.loadMetadataTable(jspark, table, kinds.DATA_FILES), spark)
+    lower = F.element_at("lower_bounds", DELETE_FILE_PATH_FIELD_ID)
+    upper = F.element_at("upper_bounds", DELETE_FILE_PATH_FIELD_ID)
+    named = (
+        deletes.where((F.col("content") == 1) & (F.upper(F.col("file_format")) != "PUFFIN"))
+        .select(
+            F.coalesce(
+                F.col("referenced_data_file"), F.when(lower == upper, F.decode(lower, "UTF-8"))
+            ).alias("referenced")
+        )
+        .where(F.col("referenced").isNotNull())
+    )
+    live = data.select(F.col("file_path").alias("referenced"))
+    return named.join(live, "referenced", "left_anti").count()
 
 
 def run_expire(spark, table, task: dict[str, Any]) -> dict[str, Any]:

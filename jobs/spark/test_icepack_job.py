@@ -59,7 +59,30 @@ class ParseTaskTest(unittest.TestCase):
         with self.assertRaisesRegex(job.BadInput, "time zone"):
             job.parse_task(task)
         task["parameters"]["olderThan"] = "2026-01-01T00:00:00Z"
+        self.assertIs(job.parse_task(task), task)
         self.assertEqual(job.parse_instant_ms("2026-01-01T00:00:00Z", "x"), 1767225600000)
+
+    def test_reads_every_instant_the_planner_may_send_on_any_python(self):
+        # `Z` and odd fraction lengths are what datetime.fromisoformat rejects before 3.11.
+        for text, millis in (
+            ("2026-01-01T00:00:00Z", 1767225600000),
+            ("2026-01-01T00:00:00.000Z", 1767225600000),
+            ("2026-01-01T00:00:00.5Z", 1767225600500),
+            ("2026-01-01T00:00:00.123456789Z", 1767225600123),
+            ("2026-01-01T01:30:00+01:30", 1767225600000),
+            ("2025-12-31T23:00:00-01:00", 1767225600000),
+        ):
+            with self.subTest(text=text):
+                self.assertEqual(job.parse_instant_ms(text, "x"), millis)
+        for text, message in (
+            ("2026-01-01T00:00:00", "time zone"),
+            ("2026-13-01T00:00:00Z", "not a valid date-time"),
+            ("2026-01-01 00:00:00Z", "not an ISO-8601 date-time"),
+            ("2026-01-01T00:00Z", "not an ISO-8601 date-time"),
+            ("yesterday", "not an ISO-8601 date-time"),
+        ):
+            with self.subTest(text=text), self.assertRaisesRegex(job.BadInput, f"^x .*{message}"):
+                job.parse_instant_ms(text, "x")
 
     def test_sort_checks_strategy_and_columns(self):
         task = json.loads(json.dumps(MERGE))

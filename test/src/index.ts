@@ -1,5 +1,6 @@
 export { infraEnv } from './infra/env.ts';
 export type { InfraEnv } from './infra/env.ts';
+export { JOB_PYTHON_VERSIONS, pythonOfVersion } from './infra/python-version.ts';
 export { generateFixtures, fixtureTruth } from './fixtures/generate-fixtures.ts';
 export type { GenerateFixturesOptions } from './fixtures/generate-fixtures.ts';
 export { tableTruth } from './fixtures/table-truth.ts';

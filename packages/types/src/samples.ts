@@ -52,6 +52,7 @@ export function sampleTableState(overrides: Partial<TableState> = {}): TableStat
       deleteFileBytes: 3 * MiB,
       positionDeleteRecords: 5_000,
       equalityDeleteRecords: 0,
+      danglingDeletes: { positionDeleteFiles: 0, equalityDeleteFiles: 0, deletionVectors: 0 },
     },
     sizeHistogram: [
       { upperBoundBytes: 16 * MiB, files: 60, bytes: 200 * MiB },

@@ -38,7 +38,22 @@ export const sortOrderStateSchema = z.object({
   fields: z.array(sortFieldStateSchema),
 });
 
-/** Live files of the current snapshot. "Small" means below `smallFileThresholdBytes`. */
+/**
+ * Of a snapshot's delete files, those that apply to no live data file any more (the spec's
+ * rule on sequence numbers, partitions and referenced data files; docs/iceberg.md). Every
+ * reader still opens them; a merge removes them.
+ */
+export const danglingDeleteFiguresSchema = z.object({
+  positionDeleteFiles: count,
+  equalityDeleteFiles: count,
+  deletionVectors: count,
+});
+
+/**
+ * Live files of the current snapshot. "Small" means below `smallFileThresholdBytes`. The
+ * delete-file counts are every delete file the snapshot tracks; `danglingDeletes` says how
+ * many of them apply to no live data file (the others are the live deletes).
+ */
 export const fileFiguresSchema = z.object({
   dataFiles: count,
   dataBytes: count,
@@ -54,6 +69,12 @@ export const fileFiguresSchema = z.object({
   deleteFileBytes: count,
   positionDeleteRecords: count,
   equalityDeleteRecords: count,
+  /** Absent in states of scanners before it: read as none. */
+  danglingDeletes: danglingDeleteFiguresSchema.default({
+    positionDeleteFiles: 0,
+    equalityDeleteFiles: 0,
+    deletionVectors: 0,
+  }),
 });
 
 /** Data files by size; buckets ascend, the last has `upperBoundBytes: null` (no bound). */
@@ -158,6 +179,7 @@ export const tableStateSchema = z.object({
 });
 export type TableState = z.output<typeof tableStateSchema>;
 export type FileFigures = z.output<typeof fileFiguresSchema>;
+export type DanglingDeleteFigures = z.output<typeof danglingDeleteFiguresSchema>;
 export type SizeBucket = z.output<typeof sizeBucketSchema>;
 export type PartitionState = z.output<typeof partitionStateSchema>;
 export type RefState = z.output<typeof refStateSchema>;

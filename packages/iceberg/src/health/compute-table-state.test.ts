@@ -127,6 +127,102 @@ async function writeHistory(table: TestTableWriter): Promise<string> {
 }
 
 describe('computeTableState', () => {
+  it('counts the delete files that apply to no live data file apart (dangling deletes)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-dangling-'));
+    const table = new TestTableWriter(dir, {
+      formatVersion: 2,
+      partitionFields: [{ name: 'region', type: 'string', sourceId: 3 }],
+    });
+    const file = (path: string, region: string, extra: object = {}) => ({
+      path,
+      sizeBytes: 100,
+      recordCount: 10,
+      partition: { region },
+      ...extra,
+    });
+    // seq 1: data in eu and us.
+    await table.commit({
+      operation: 'append',
+      newManifests: [{ entries: [file('eu-1', 'eu'), file('eu-2', 'eu'), file('us-1', 'us')] }],
+    });
+    // seq 2: merge-on-read deletes, as Spark writes them (file-scoped position deletes name
+    // their data file only through equal file_path bounds).
+    const deleted = await table.commit({
+      operation: 'delete',
+      newManifests: [
+        {
+          content: 'deletes',
+          entries: [
+            file('pos-eu-1', 'eu', {
+              content: 1,
+              filePathBounds: { lower: 'eu-1', upper: 'eu-1' },
+            }),
+            file('pos-eu-any', 'eu', {
+              content: 1,
+              filePathBounds: { lower: 'eu-1', upper: 'eu-2' },
+            }),
+            file('pos-us-1', 'us', { content: 1, referencedDataFile: 'us-1' }),
+            file('eq-us', 'us', { content: 2 }),
+            file('pos-asia', 'asia', { content: 1 }),
+          ],
+        },
+      ],
+    });
+    const before = await computeTableState(await loadTableFromMetadataFile(id, deleted, io));
+    expect(before.files.positionDeleteFiles).toBe(4);
+    expect(before.files.equalityDeleteFiles).toBe(1);
+    // Only the delete in a partition without data applies to nothing yet.
+    expect(before.files.danglingDeletes).toEqual({
+      positionDeleteFiles: 1,
+      equalityDeleteFiles: 0,
+      deletionVectors: 0,
+    });
+
+    // seq 3: a rewrite of eu-1 and us-1 that keeps the starting sequence number (2), as
+    // rewrite_data_files does: the new files are not older than the seq-2 deletes.
+    const location = await table.commit({
+      operation: 'replace',
+      newManifests: [
+        {
+          entries: [
+            file('eu-2', 'eu', {
+              status: 0,
+              snapshotId: TestTableWriter.snapshotIdFor(1),
+              sequenceNumber: '1',
+              fileSequenceNumber: '1',
+            }),
+            file('eu-1', 'eu', {
+              status: 2,
+              snapshotId: TestTableWriter.snapshotIdFor(1),
+              sequenceNumber: '1',
+              fileSequenceNumber: '1',
+            }),
+            file('us-1', 'us', {
+              status: 2,
+              snapshotId: TestTableWriter.snapshotIdFor(1),
+              sequenceNumber: '1',
+              fileSequenceNumber: '1',
+            }),
+            file('eu-new', 'eu', { sequenceNumber: '2' }),
+            file('us-new', 'us', { sequenceNumber: '2' }),
+          ],
+        },
+      ],
+      keep: (m) => m.content === 1,
+    });
+    const after = await computeTableState(await loadTableFromMetadataFile(id, location, io));
+    // Still tracked, so still counted as delete files …
+    expect(after.files.positionDeleteFiles).toBe(4);
+    expect(after.files.equalityDeleteFiles).toBe(1);
+    // … but pos-eu-1 and pos-us-1 name removed files, eq-us has no strictly older data left
+    // in us, pos-asia none at all; pos-eu-any may still hit eu-2 (seq 1 ≤ 2).
+    expect(after.files.danglingDeletes).toEqual({
+      positionDeleteFiles: 3,
+      equalityDeleteFiles: 1,
+      deletionVectors: 0,
+    });
+  });
+
   it('measures every factor of a partitioned merge-on-read table', async () => {
     const table = await newTable();
     const location = await writeHistory(table);
@@ -146,6 +242,8 @@ describe('computeTableState', () => {
       deleteFileBytes: 50 + 60 + 500, // the shared puffin file once
       positionDeleteRecords: 3 + 4 + 1,
       equalityDeleteRecords: 2,
+      // Every delete applies: older data in its partition, DVs naming live files.
+      danglingDeletes: { positionDeleteFiles: 0, equalityDeleteFiles: 0, deletionVectors: 0 },
     });
     expect(state.currentSnapshotId).toBe(TestTableWriter.snapshotIdFor(3));
     expect(state.lastSequenceNumber).toBe('3');

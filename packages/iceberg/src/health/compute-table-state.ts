@@ -27,6 +27,7 @@ import {
   type ManifestAggregate,
   type PartitionFigures,
 } from './manifest-aggregate.ts';
+import { countDanglingDeletes } from './dangling-deletes.ts';
 import { renderPartition } from './partition-text.ts';
 import { toSizeBuckets } from './size-histogram.ts';
 import { minFileSizeBytes, type PropertyProblem } from './table-properties.ts';
@@ -113,6 +114,7 @@ export async function computeTableState(
       deleteFileBytes: totals.deleteFileBytes + sum(totals.puffinFiles.values()),
       positionDeleteRecords: totals.positionDeleteRecords,
       equalityDeleteRecords: totals.equalityDeleteRecords,
+      danglingDeletes: danglingDeletes(totals),
     },
     sizeHistogram: toSizeBuckets(totals.histogramFiles, totals.histogramBytes),
     snapshots: snapshotFigures(metadata, lastMaintenance?.cleanup),
@@ -150,6 +152,7 @@ async function aggregateSnapshot(
         const spec = loaded.metadata.partitionSpecs.get(manifest.partitionSpecId);
         return aggregateManifest({
           specId: manifest.partitionSpecId,
+          unpartitionedSpec: spec !== undefined && spec.fields.length === 0,
           smallFileThresholdBytes: threshold,
           renderPartition: (p) => renderPartition(p, spec, schema),
         });
@@ -176,6 +179,20 @@ async function mapConcurrent<T, R>(
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return results;
+}
+
+/** The delete files that apply to no live data file (`countDanglingDeletes`). */
+function danglingDeletes(totals: ManifestAggregate): TableState['files']['danglingDeletes'] {
+  // Only the paths delete files name are looked up: mark those found among the data files.
+  const named = new Set<number>();
+  for (const d of totals.deletes)
+    if (d.referencedPathHash !== null) named.add(d.referencedPathHash);
+  const live = new Set<number>();
+  if (named.size > 0) for (const h of totals.dataPathHashes) if (named.has(h)) live.add(h);
+  return countDanglingDeletes(totals.deletes, {
+    minSequenceByPartition: totals.dataMinSequence,
+    hasPath: (hash) => live.has(hash),
+  });
 }
 
 function sum(values: Iterable<number>): number {

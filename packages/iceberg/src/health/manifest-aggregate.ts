@@ -1,5 +1,6 @@
 import { FileContent, isDeletionVector, type ManifestEntry } from '../manifest/manifest-file.ts';
 import type { ManifestDerivation } from '../manifest/read-manifests.ts';
+import { DeleteKind, pathHash, type DeleteFacts } from './dangling-deletes.ts';
 import { primitiveText } from './partition-text.ts';
 import { SIZE_HISTOGRAM_BOUNDS, bucketIndex } from './size-histogram.ts';
 
@@ -45,6 +46,12 @@ export interface ManifestAggregate {
   readonly partitions: Map<string, PartitionFigures>;
   /** Live data files by the snapshot that added them: new data when summaries do not suffice. */
   readonly addedBySnapshot: Map<string, AddedFigures>;
+  /** Partition key → the smallest data sequence number of its live data files. */
+  readonly dataMinSequence: Map<string, bigint>;
+  /** `pathHash` of every live data file's path. */
+  readonly dataPathHashes: number[];
+  /** Every live delete file, for the dangling-delete rule. */
+  readonly deletes: DeleteFacts[];
 }
 
 export function emptyAggregate(): ManifestAggregate {
@@ -65,11 +72,16 @@ export function emptyAggregate(): ManifestAggregate {
     histogramBytes: new Array<number>(SIZE_HISTOGRAM_BOUNDS.length + 1).fill(0),
     partitions: new Map(),
     addedBySnapshot: new Map(),
+    dataMinSequence: new Map(),
+    dataPathHashes: [],
+    deletes: [],
   };
 }
 
 export interface AggregateContext {
   readonly specId: number;
+  /** The spec has no partition fields (its equality deletes are global). */
+  readonly unpartitionedSpec: boolean;
   readonly smallFileThresholdBytes: number;
   /** Renders a decoded partition tuple as field name → text. */
   readonly renderPartition: (
@@ -92,7 +104,7 @@ export function aggregateManifest(
   const threshold = context.smallFileThresholdBytes;
   // Rendering is the costly part per entry; entries of one partition share the raw tuple shape.
   const partitionKeys = new Map<string, string>();
-  const partitionOf = (entry: ManifestEntry): PartitionFigures => {
+  const partitionOf = (entry: ManifestEntry): { key: string; figures: PartitionFigures } => {
     const raw = entry.partition;
     let rawKey = '';
     for (const value of Object.values(raw)) rawKey += rawText(value);
@@ -115,16 +127,30 @@ export function aggregateManifest(
         agg.partitions.set(key, figures);
       }
     }
-    return figures;
+    return { key: key!, figures };
+  };
+  const deleteFacts = (entry: ManifestEntry, kind: DeleteKind, partitionKey: string): void => {
+    agg.deletes.push({
+      kind,
+      partitionKey,
+      unpartitionedSpec: context.unpartitionedSpec,
+      sequenceNumber: BigInt(entry.sequenceNumber),
+      referencedPathHash:
+        entry.referencedDataFile === null ? null : pathHash(entry.referencedDataFile),
+    });
   };
 
   return {
     visit(entry) {
       if (entry.status === 2) return;
       const size = entry.fileSizeInBytes;
-      const part = partitionOf(entry);
+      const { key, figures: part } = partitionOf(entry);
       switch (entry.content) {
         case FileContent.data: {
+          const seq = BigInt(entry.sequenceNumber);
+          const min = agg.dataMinSequence.get(key);
+          if (min === undefined || seq < min) agg.dataMinSequence.set(key, seq);
+          agg.dataPathHashes.push(pathHash(entry.filePath));
           agg.dataFiles++;
           agg.dataBytes += size;
           agg.records += entry.recordCount;
@@ -154,9 +180,11 @@ export function aggregateManifest(
           if (isDeletionVector(entry)) {
             agg.deletionVectors++;
             agg.puffinFiles.set(entry.filePath, size);
+            deleteFacts(entry, DeleteKind.vector, key);
           } else {
             agg.positionDeleteFiles++;
             agg.deleteFileBytes += size;
+            deleteFacts(entry, DeleteKind.position, key);
           }
           return;
         case FileContent.equalityDeletes:
@@ -164,11 +192,14 @@ export function aggregateManifest(
           agg.equalityDeleteFiles++;
           agg.deleteFileBytes += size;
           agg.equalityDeleteRecords += entry.recordCount;
+          deleteFacts(entry, DeleteKind.equality, key);
           return;
       }
     },
     finish() {
       let bytes = 400 + 160 * agg.addedBySnapshot.size;
+      bytes += 8 * agg.dataPathHashes.length + 120 * agg.deletes.length;
+      for (const key of agg.dataMinSequence.keys()) bytes += 80 + 2 * key.length;
       for (const path of agg.puffinFiles.keys()) bytes += 64 + 2 * path.length;
       for (const [key, p] of agg.partitions)
         bytes += 160 + 4 * key.length + 48 * Object.keys(p.partition).length;
@@ -206,6 +237,12 @@ export function addAggregate(into: ManifestAggregate, from: ManifestAggregate): 
       t.bytes += p.bytes;
     }
   }
+  for (const [key, seq] of from.dataMinSequence) {
+    const min = into.dataMinSequence.get(key);
+    if (min === undefined || seq < min) into.dataMinSequence.set(key, seq);
+  }
+  for (const hash of from.dataPathHashes) into.dataPathHashes.push(hash);
+  for (const d of from.deletes) into.deletes.push(d);
   for (const [id, a] of from.addedBySnapshot) {
     const t = into.addedBySnapshot.get(id);
     if (t === undefined) into.addedBySnapshot.set(id, { ...a });

@@ -4,6 +4,7 @@ import type { ExactLong } from './exact-long.ts';
 import {
   EntryStatus,
   FileContent,
+  ManifestContent,
   type ManifestEntry,
   type ManifestFile,
 } from './manifest-file.ts';
@@ -12,30 +13,45 @@ import { compileProjection, type Projection } from './schema-projection.ts';
 // Only what health needs; the column statistics maps (column_sizes, value_counts,
 // null_value_counts, nan_value_counts, lower_bounds, upper_bounds), split offsets and key
 // metadata are skipped by schema resolution, never materialised.
+const DATA_FILE_FIELDS = [
+  'content',
+  'file_path',
+  'file_format',
+  'partition',
+  'record_count',
+  'file_size_in_bytes',
+  'referenced_data_file',
+  'content_offset',
+  'content_size_in_bytes',
+];
+const ENTRY_FIELDS = new Set([
+  'status',
+  'snapshot_id',
+  'sequence_number',
+  'file_sequence_number',
+  'data_file',
+]);
 const PROJECTION: Projection = {
-  fields: new Set([
-    'status',
-    'snapshot_id',
-    'sequence_number',
-    'file_sequence_number',
-    'data_file',
-  ]),
+  fields: ENTRY_FIELDS,
+  nested: { data_file: { fields: new Set(DATA_FILE_FIELDS) } },
+};
+// Delete manifests also keep the bounds: a position-delete file whose `file_path` column has
+// equal lower and upper bounds deletes rows of that one data file (Iceberg's
+// ContentFileUtil.referencedDataFile), which v2 writers do not record in referenced_data_file.
+const DELETE_PROJECTION: Projection = {
+  fields: ENTRY_FIELDS,
   nested: {
-    data_file: {
-      fields: new Set([
-        'content',
-        'file_path',
-        'file_format',
-        'partition',
-        'record_count',
-        'file_size_in_bytes',
-        'referenced_data_file',
-        'content_offset',
-        'content_size_in_bytes',
-      ]),
-    },
+    data_file: { fields: new Set([...DATA_FILE_FIELDS, 'lower_bounds', 'upper_bounds']) },
   },
 };
+
+/** Field id of the `file_path` column of position-delete files (spec, reserved ids). */
+const DELETE_FILE_PATH_FIELD_ID = 2147483546;
+
+interface RawBound {
+  key: number;
+  value: Uint8Array;
+}
 
 interface RawDataFile {
   content?: number;
@@ -47,6 +63,8 @@ interface RawDataFile {
   referenced_data_file?: string | null;
   content_offset?: ExactLong | null;
   content_size_in_bytes?: ExactLong | null;
+  lower_bounds?: readonly RawBound[] | null;
+  upper_bounds?: readonly RawBound[] | null;
 }
 
 interface RawEntry {
@@ -74,10 +92,11 @@ export function decodeManifest(
 ): DecodeManifestResult {
   const file = manifest.path;
   const container = readAvroContainer(bytes, file);
+  const deletes = manifest.content === ManifestContent.deletes;
   const { reader, resolver } = compileProjection(
     container.schemaText,
-    PROJECTION,
-    'manifest',
+    deletes ? DELETE_PROJECTION : PROJECTION,
+    deletes ? 'delete-manifest' : 'manifest',
     file,
   );
   const inheritedSnapshot = manifest.addedSnapshotId;
@@ -132,7 +151,9 @@ export function decodeManifest(
         partition: df.partition,
         recordCount: Number(df.record_count),
         fileSizeInBytes: Number(df.file_size_in_bytes),
-        referencedDataFile: df.referenced_data_file ?? null,
+        referencedDataFile:
+          df.referenced_data_file ??
+          (content === FileContent.positionDeletes ? pathFromBounds(df) : null),
         contentOffset:
           df.content_offset === undefined || df.content_offset === null
             ? null
@@ -145,6 +166,15 @@ export function decodeManifest(
     });
   }
   return { entries };
+}
+
+/** The one data file a position-delete file's `file_path` bounds name, if they are equal. */
+function pathFromBounds(df: RawDataFile): string | null {
+  const lower = df.lower_bounds?.find((b) => b.key === DELETE_FILE_PATH_FIELD_ID)?.value;
+  const upper = df.upper_bounds?.find((b) => b.key === DELETE_FILE_PATH_FIELD_ID)?.value;
+  if (lower === undefined || upper === undefined) return null;
+  if (Buffer.compare(Buffer.from(lower), Buffer.from(upper)) !== 0) return null;
+  return Buffer.from(lower).toString('utf8');
 }
 
 function inherit(

@@ -32,6 +32,8 @@ export interface TestEntry {
   readonly contentSizeInBytes?: number;
   /** Columns with statistics written (sizes, counts, bounds). Default 8. */
   readonly statsColumns?: number;
+  /** Position deletes: bounds of the `file_path` column (field 2147483546), as writers set them. */
+  readonly filePathBounds?: { readonly lower: string; readonly upper: string };
 }
 
 export interface TestManifest {
@@ -180,6 +182,13 @@ function stats(columns: number, value: (i: number) => unknown): { key: number; v
   return Array.from({ length: columns }, (_, i) => ({ key: i + 1, value: value(i) }));
 }
 
+function withPathBound(
+  bounds: { key: number; value: unknown }[],
+  path: string | undefined,
+): { key: number; value: unknown }[] {
+  return path === undefined ? bounds : [...bounds, { key: 2147483546, value: Buffer.from(path) }];
+}
+
 function entryRecord(
   formatVersion: 1 | 2 | 3,
   e: TestEntry,
@@ -199,8 +208,14 @@ function entryRecord(
     value_counts: stats(columns, () => e.recordCount),
     null_value_counts: stats(columns, () => 0),
     nan_value_counts: null,
-    lower_bounds: stats(columns, () => bound),
-    upper_bounds: stats(columns, () => bound),
+    lower_bounds: withPathBound(
+      stats(columns, () => bound),
+      e.filePathBounds?.lower,
+    ),
+    upper_bounds: withPathBound(
+      stats(columns, () => bound),
+      e.filePathBounds?.upper,
+    ),
     key_metadata: null,
     split_offsets: [4],
     sort_order_id: 0,

@@ -206,6 +206,33 @@ describe('merge: new data AND (small files > 20 OR delete files > 10) AND no pen
   });
 });
 
+describe('merge: dangling delete files are work without new data', () => {
+  const withDangling = (positionDeleteFiles: number, dangling: number) => {
+    const state = tableState({ positionDeleteFiles, newDataFiles: 0 });
+    return {
+      ...state,
+      files: {
+        ...state.files,
+        danglingDeletes: {
+          positionDeleteFiles: dangling,
+          equalityDeleteFiles: 0,
+          deletionVectors: 0,
+        },
+      },
+    };
+  };
+
+  it.each([
+    { deletes: 11, dangling: 0, fires: false }, // live deletes wait for new data, as before
+    { deletes: 11, dangling: 3, fires: true },
+    { deletes: 10, dangling: 10, fires: false }, // not above the delete-file threshold
+  ])('$deletes delete files, $dangling dangling, no new data → fires $fires', (c) => {
+    const rule = mergeRule(withDangling(c.deletes, c.dangling), policy, none);
+    expect(rule.fires).toBe(c.fires);
+    if (c.fires) expect(rule.blockers).toEqual([]);
+  });
+});
+
 describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND no pending sort', () => {
   const hot = { smallFiles: 50, newDataFiles: 50 };
 

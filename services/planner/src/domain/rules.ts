@@ -86,10 +86,19 @@ function result(
   };
 }
 
-/** Position-delete files + equality-delete files + deletion vectors. */
+/**
+ * Position-delete files + equality-delete files + deletion vectors: every delete file the
+ * snapshot tracks, live ones and dangling ones alike (readers open both).
+ */
 export function deleteFiles(state: TableState): number {
   const f = state.files;
   return f.positionDeleteFiles + f.equalityDeleteFiles + f.deletionVectors;
+}
+
+/** Of `deleteFiles`, those that apply to no live data file (docs/iceberg.md). */
+export function danglingDeleteFiles(state: TableState): number {
+  const d = state.files.danglingDeletes;
+  return d.positionDeleteFiles + d.equalityDeleteFiles + d.deletionVectors;
 }
 
 const MINUTE_MS = 60_000;
@@ -225,8 +234,12 @@ function mergeWork(state: TableState, policy: Policy) {
     deleteFiles(state),
     policy.deleteFileThreshold,
   );
-  const needed = newData.met && (small.met || deletes.met);
-  return { newData, small, deletes, needed };
+  // Dangling deletes need no new data to be work: only a merge removes them, and a table
+  // whose last merge left them gets no new data by itself.
+  const dangling = danglingDeleteFiles(state);
+  const danglingWork = deletes.met && dangling > 0;
+  const needed = (newData.met && (small.met || deletes.met)) || danglingWork;
+  return { newData, small, deletes, danglingWork, needed };
 }
 
 /** Position deletes or deletion vectors are part of why a merge fires. */
@@ -267,10 +280,12 @@ export function mergeRule(
   return blockersForOr(result('merge', work, gates, w.needed), w);
 }
 
-// With "small OR deletes", one unmet side is not a blocker when the other is met.
+// With "small OR deletes", one unmet side is not a blocker when the other is met; nor is the
+// lack of new data when dangling delete files make the work.
 function blockersForOr(r: RuleResult, w: ReturnType<typeof mergeWork>): RuleResult {
   if (!(w.small.met || w.deletes.met)) return r;
   const hidden = new Set([w.small.met ? w.deletes.text : w.small.text]);
+  if (w.danglingWork) hidden.add(w.newData.text);
   return { ...r, blockers: r.blockers.filter((b) => !hidden.has(b)) };
 }
 

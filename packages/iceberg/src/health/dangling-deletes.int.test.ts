@@ -1,0 +1,225 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { TableId, TableState } from '@icepack/types';
+import { infraEnv, pythonOfVersion, sparkSql } from '@icepack/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RestCatalog } from '../catalog/rest-catalog.ts';
+import { computeTableState } from './compute-table-state.ts';
+
+// Issue 15, defect 4: a merge that rewrites every data file of a merge-on-read table left its
+// position-delete files behind. On real Spark: the scanner counts those dangling deletes, and
+// the job's merge (run with the job image's Python, 3.10) removes them with rows unchanged.
+
+const infra = infraEnv();
+const sparkCatalog = 'h3dangling';
+const namespace = `dangling_${randomBytes(4).toString('hex')}`;
+const table: TableId = { catalog: sparkCatalog, namespace: [namespace], name: 'customers' };
+const sqlName = `${sparkCatalog}.${namespace}.customers`;
+const expectedName = `${sparkCatalog}.${namespace}.expected`;
+const catalog = new RestCatalog({ name: sparkCatalog, uri: infra.catalogUri });
+const jobFile = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  '..',
+  'jobs',
+  'spark',
+  'icepack_job.py',
+);
+const sparkSubmit = join(infra.cacheDir, 'venv', 'bin', 'spark-submit');
+// Bounds, not expectations: a Spark session on two cores shared by several test runs can take
+// many minutes; only a hung one should fail the test.
+const SPARK_TIMEOUT_MS = 20 * 60_000;
+const SLOW = { timeoutMs: SPARK_TIMEOUT_MS };
+
+async function scan(): Promise<TableState> {
+  const outcome = await catalog.loadTable(table);
+  if (outcome.status !== 'loaded') throw new Error('expected a loaded table');
+  return computeTableState(outcome.table);
+}
+
+interface JobExit {
+  readonly code: number;
+  readonly result: Record<string, unknown>;
+  readonly stderr: string;
+}
+
+/** Where the venv's PySpark lives: spark-submit's SPARK_HOME whatever Python runs the job. */
+async function sparkHome(): Promise<string> {
+  const { stdout } = await promisify(execFile)(infra.python, [
+    '-c',
+    'import os, pyspark; print(os.path.dirname(pyspark.__file__))',
+  ]);
+  return stdout.trim();
+}
+
+/**
+ * The job as the local runner starts it: spark-submit with the job file, one result line.
+ * `python` runs the driver (PYSPARK_PYTHON/PYSPARK_DRIVER_PYTHON); PySpark itself comes from
+ * SPARK_HOME's pyspark.zip, which spark-submit puts on its path.
+ */
+async function runJob(task: object, python: string): Promise<JobExit> {
+  const home = await sparkHome();
+  const args = [
+    '--master',
+    'local[2]',
+    '--conf',
+    'spark.ui.enabled=false',
+    '--conf',
+    'spark.sql.shuffle.partitions=2',
+    '--conf',
+    `spark.jars=${infra.sparkJars}`,
+    jobFile,
+    '--task-json',
+    JSON.stringify(task),
+    '--catalog-name',
+    sparkCatalog,
+    '--catalog-uri',
+    infra.catalogUri,
+  ];
+  return new Promise((resolve) => {
+    execFile(
+      sparkSubmit,
+      args,
+      {
+        env: {
+          ...process.env,
+          SPARK_HOME: home,
+          PYSPARK_PYTHON: python,
+          PYSPARK_DRIVER_PYTHON: python,
+          SPARK_LOCAL_IP: '127.0.0.1',
+          OTEL_SDK_DISABLED: 'true',
+        },
+        timeout: SPARK_TIMEOUT_MS,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        const line = stdout.trim().split('\n').at(-1) ?? '';
+        let result: Record<string, unknown> = {};
+        try {
+          result = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          // left empty: the assertion on the exit code shows stderr
+        }
+        resolve({ code, result, stderr: stderr.slice(-4_000) });
+      },
+    );
+  });
+}
+
+/** Spark fails the statement unless both tables hold exactly the same rows (with duplicates). */
+function sameRowsSql(a: string, b: string): string {
+  return (
+    `SELECT assert_true(count(*) = 0, 'rows differ') FROM ` +
+    `((SELECT * FROM ${a} EXCEPT ALL SELECT * FROM ${b}) UNION ALL ` +
+    `(SELECT * FROM ${b} EXCEPT ALL SELECT * FROM ${a}))`
+  );
+}
+
+const mergeTask = {
+  id: `merge/${sparkCatalog}/${namespace}/customers`,
+  type: 'merge',
+  table: { catalog: sparkCatalog, namespace: [namespace], name: 'customers' },
+  parameters: {
+    targetFileSizeBytes: 128 * 1024 * 1024,
+    minFileSizeBytes: 96 * 1024 * 1024,
+    maxFileSizeBytes: 230 * 1024 * 1024,
+    minInputFiles: 2,
+    deleteFileThreshold: 1,
+    rewritePositionDeletes: false,
+  },
+};
+
+let afterPlainRewrite: TableState;
+
+beforeAll(async () => {
+  const rows = (from: number, n: number, region: string) =>
+    Array.from({ length: n }, (_, i) => `(${from + i}, '${region}', 'v${from + i}')`).join(', ');
+  // One Spark session (the machine is shared): the table, its merge-on-read deletes, the rows
+  // every later state must hold, then Iceberg's merge without dangling-delete removal, as
+  // Icepack ran it before: every data file rewritten, the delete files stay.
+  await sparkSql(
+    infra,
+    sparkCatalog,
+    [
+      `CREATE NAMESPACE ${sparkCatalog}.${namespace}`,
+      `CREATE TABLE ${sqlName} (id BIGINT, region STRING, v STRING) USING iceberg
+       PARTITIONED BY (region)
+       TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read',
+                      'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')`,
+      `INSERT INTO ${sqlName} VALUES ${rows(1, 10, 'eu')}, ${rows(101, 10, 'us')}`,
+      `INSERT INTO ${sqlName} VALUES ${rows(11, 10, 'eu')}, ${rows(111, 10, 'us')}`,
+      `DELETE FROM ${sqlName} WHERE id % 7 = 0`,
+      `UPDATE ${sqlName} SET v = 'updated' WHERE id % 5 = 0`,
+      `CREATE TABLE ${expectedName} USING iceberg AS SELECT * FROM ${sqlName}`,
+      `CALL ${sparkCatalog}.system.rewrite_data_files(table => '${namespace}.customers',
+       options => map('rewrite-all', 'true'))`,
+    ],
+    SLOW,
+  );
+  afterPlainRewrite = await scan();
+}, 2 * SPARK_TIMEOUT_MS);
+
+afterAll(async () => {
+  await sparkSql(
+    infra,
+    sparkCatalog,
+    [
+      `DROP TABLE IF EXISTS ${sqlName} PURGE`,
+      `DROP TABLE IF EXISTS ${expectedName} PURGE`,
+      `DROP NAMESPACE IF EXISTS ${sparkCatalog}.${namespace}`,
+    ],
+    SLOW,
+  );
+}, 2 * SPARK_TIMEOUT_MS);
+
+describe('dangling delete files on a real merge-on-read table', () => {
+  it('counts the delete files left by a rewrite of every data file as dangling', async () => {
+    const outcome = await catalog.loadTable(table);
+    if (outcome.status !== 'loaded') throw new Error('expected a loaded table');
+    const metadata = outcome.table.metadata;
+    const snapshot = metadata.snapshots.find((s) => s.snapshotId === metadata.currentSnapshotId)!;
+    // Still tracked by the snapshot (Iceberg's own total in the summary), …
+    expect(snapshot.operation).toBe('replace');
+    const tracked = Number(snapshot.summary['total-delete-files']);
+    expect(tracked).toBeGreaterThan(0);
+    expect(afterPlainRewrite.files.positionDeleteFiles).toBe(tracked);
+    // … and each of them names a data file the rewrite removed: all dangling.
+    expect(afterPlainRewrite.files.danglingDeletes).toEqual({
+      positionDeleteFiles: tracked,
+      equalityDeleteFiles: 0,
+      deletionVectors: 0,
+    });
+  });
+
+  it(
+    'a merge by the job (Python 3.10) removes them: no delete file left, the same rows',
+    async () => {
+      const python = await pythonOfVersion('3.10');
+      const exit = await runJob(mergeTask, python);
+      expect(exit.code, exit.stderr).toBe(0);
+      expect(exit.result).toMatchObject({
+        ok: true,
+        type: 'merge',
+        removeDanglingDeleteFiles: {
+          danglingPositionDeleteFilesFound: afterPlainRewrite.files.positionDeleteFiles,
+        },
+      });
+
+      const after = await scan();
+      expect(after.files.positionDeleteFiles + after.files.equalityDeleteFiles).toBe(0);
+      expect(after.files.danglingDeletes).toEqual({
+        positionDeleteFiles: 0,
+        equalityDeleteFiles: 0,
+        deletionVectors: 0,
+      });
+      // Spark reads exactly the rows the table held before any maintenance.
+      await sparkSql(infra, sparkCatalog, [sameRowsSql(sqlName, expectedName)], SLOW);
+    },
+    3 * SPARK_TIMEOUT_MS,
+  ); // spark-submit and the row check: two Spark sessions on two shared cores
+});
