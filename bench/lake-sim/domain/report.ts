@@ -137,6 +137,12 @@ function findings(results: readonly RunResult[]): string[] {
     }
     if (!inv.verified) out.push(`${r.policy}: the data was never read back (no verify lines)`);
     for (const l of r.lifecycle) out.push(`${r.policy}: lifecycle: ${l}`);
+    const open = r.tasks.filter((x) => x.outcome === 'running');
+    if (open.length > 0) {
+      out.push(
+        `${r.policy}: ${String(open.length)} run(s) still running when the data was checked (not judged): ${open.map((t) => `${t.type} ${t.table}`).join(', ')}`,
+      );
+    }
     for (const t of r.tasks.filter((x) => x.outcome === 'failed' || x.outcome === 'retrying')) {
       out.push(
         `${r.policy}: ${t.outcome} ${t.type} on ${t.table} (run ${t.runId}): ${t.error ?? ''}`,
