@@ -15,7 +15,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['{packages,services,test}/**/*.int.test.ts'],
+          include: ['{packages,services,test,bench}/**/*.int.test.ts'],
           exclude: ['**/node_modules/**'],
           globalSetup: ['./test/src/infra/global-setup.ts'],
           testTimeout: 120_000,

@@ -32,3 +32,5 @@ export type {
   KubeletStandinOptions,
 } from './k8s-real/kubelet-standin.ts';
 export type { DriverCommand } from './k8s-real/driver-command.ts';
+export { PrivateStack, StackScriptError } from './e2e/private-stack.ts';
+export { TaskEventLog, until } from './e2e/task-event-log.ts';

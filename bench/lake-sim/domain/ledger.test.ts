@@ -1,0 +1,151 @@
+import type { HealthFigures, TaskEvent } from '@icepack/types';
+import { describe, expect, it } from 'vitest';
+import { duplicateRuns, falseLosses, summarizeTasks, taskRows } from './ledger.ts';
+import type { Launch } from './ledger.ts';
+
+const table = { catalog: 'sim1', namespace: ['lake'], name: 'stream_00' };
+const figures = (over: Partial<HealthFigures> = {}): HealthFigures => ({
+  dataFiles: 30,
+  smallFiles: 28,
+  deleteFiles: 0,
+  snapshots: 12,
+  bytes: 90_000,
+  ...over,
+});
+
+function ev(status: TaskEvent['status'], at: number, over: Partial<TaskEvent> = {}): TaskEvent {
+  return {
+    taskId: 'merge/sim1/lake/stream_00',
+    table,
+    taskType: 'merge',
+    status,
+    at: new Date(Date.UTC(2026, 0, 1, 12, 0, at)).toISOString(),
+    ...over,
+  };
+}
+
+describe('taskRows', () => {
+  it('makes one row per run with queue wait, run time and requested core-seconds', () => {
+    const rows = taskRows(
+      [
+        ev('planned', 0),
+        ev('started', 10, { runId: 'r-a1', attempt: 1, before: figures() }),
+        ev('succeeded', 40, {
+          runId: 'r-a1',
+          attempt: 1,
+          before: figures(),
+          after: figures({ dataFiles: 2, smallFiles: 2, snapshots: 13 }),
+        }),
+      ],
+      2,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      runId: 'r-a1',
+      table: 'lake.stream_00',
+      type: 'merge',
+      queueWaitMs: 10_000,
+      runMs: 30_000,
+      coreSecondsRequested: 60,
+      outcome: 'succeeded',
+      wasted: false,
+    });
+  });
+
+  it('calls a succeeded run that changed no file and no snapshot wasted', () => {
+    const same = figures({ snapshots: 60 });
+    const rows = taskRows(
+      [
+        ev('planned', 0, { taskType: 'cleanup', taskId: 'cleanup/x' }),
+        ev('started', 1, { taskType: 'cleanup', taskId: 'cleanup/x', runId: 'c-a1' }),
+        ev('succeeded', 9, {
+          taskType: 'cleanup',
+          taskId: 'cleanup/x',
+          runId: 'c-a1',
+          before: same,
+          after: { ...same, bytes: 1 },
+        }),
+      ],
+      2,
+    );
+    expect(rows.map((r) => r.wasted)).toEqual([true]);
+  });
+
+  it('keeps a run without an end as running, and a failed one as not wasted', () => {
+    const rows = taskRows(
+      [
+        ev('started', 1, { runId: 'r-a1', attempt: 1 }),
+        ev('retrying', 5, {
+          runId: 'r-a1',
+          attempt: 1,
+          before: figures(),
+          after: figures(),
+          error: { kind: 'lost', message: 'gone', retryable: true },
+        }),
+        ev('started', 20, { runId: 'r-a2', attempt: 2 }),
+      ],
+      2,
+    );
+    expect(rows.map((r) => [r.runId, r.outcome, r.wasted])).toEqual([
+      ['r-a1', 'retrying', false],
+      ['r-a2', 'running', false],
+    ]);
+    expect(rows[1]!.queueWaitMs).toBe(15_000);
+    expect(summarizeTasks(rows)).toMatchObject({ runs: 2, byOutcome: { retrying: 1, running: 1 } });
+  });
+});
+
+const launch = (over: Partial<Launch>): Launch => ({
+  taskId: 'merge/sim1/lake/stream_00',
+  runId: 'r-a1',
+  taskRun: 'merge/sim1/lake/stream_00@1',
+  attempt: 1,
+  startedAt: 1_000,
+  ...over,
+});
+
+describe('duplicateRuns', () => {
+  it('finds nothing for one launch per attempt, one after the other', () => {
+    const events = [
+      ev('started', 1, { runId: 'r-a1', attempt: 1 }),
+      ev('started', 60, { runId: 'r-a2', attempt: 2 }),
+    ];
+    const launches = [
+      launch({ endedAt: 50_000, ok: false }),
+      launch({ runId: 'r-a2', attempt: 2, startedAt: 60_000, endedAt: 90_000, ok: true }),
+    ];
+    expect(duplicateRuns(events, launches)).toEqual([]);
+  });
+
+  it('finds a second attempt launched while the first still ran, both succeeding', () => {
+    const launches = [
+      launch({ endedAt: 52_000, ok: true }),
+      launch({ runId: 'r-a2', attempt: 2, startedAt: 2_000, endedAt: 60_000, ok: true }),
+    ];
+    const found = duplicateRuns([], launches);
+    expect(found).toHaveLength(2);
+    expect(found[0]).toMatch(/run r-a2 launched while run r-a1 still ran/);
+    expect(found[1]).toMatch(/succeeded in 2 Spark runs: r-a1, r-a2/);
+  });
+
+  it('finds one attempt started under two run ids, and one run id launched twice', () => {
+    const events = [
+      ev('started', 1, { runId: 'r-a1', attempt: 1 }),
+      ev('started', 5, { runId: 'r-b1', attempt: 1 }),
+    ];
+    const found = duplicateRuns(events, [launch({}), launch({ startedAt: 3_000 })]);
+    expect(found).toContainEqual(expect.stringMatching(/attempt 1 started as 2 runs: r-a1, r-b1/));
+    expect(found).toContainEqual('run r-a1 launched 2 times');
+  });
+});
+
+describe('falseLosses', () => {
+  it('names a run reported lost whose job wrote a result', () => {
+    const lost = ev('retrying', 5, {
+      runId: 'r-a1',
+      error: { kind: 'lost', message: 'the Spark job ended without a result', retryable: true },
+    });
+    expect(falseLosses([lost], [launch({ ok: true, endedAt: 50_000 })])).toHaveLength(1);
+    expect(falseLosses([lost], [launch({})])).toEqual([]);
+  });
+});

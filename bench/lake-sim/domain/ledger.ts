@@ -1,0 +1,196 @@
+/**
+ * What Icepack did during a simulator run, from its task events and the local runner's
+ * launch records: one row per Spark run, and the two invariants the run checks — no wasted
+ * task, no duplicate Spark run. Pure: no I/O.
+ */
+import type { HealthFigures, TaskEvent } from '@icepack/types';
+
+/** One launch of the local runner (its run directory's `runs.log`, `result.json`). */
+export interface Launch {
+  readonly taskId: string;
+  readonly runId: string;
+  /** The planned task instance the run belongs to (task ids repeat across instances). */
+  readonly taskRun?: string;
+  readonly attempt: number;
+  readonly pid?: number;
+  readonly startedAt: number;
+  /** When its result was written; absent while it runs or when it ended without one. */
+  readonly endedAt?: number;
+  /** The result's `ok`; absent without a result. */
+  readonly ok?: boolean;
+}
+
+export type Outcome = 'succeeded' | 'failed' | 'cancelled' | 'retrying' | 'running';
+
+export interface TaskRow {
+  readonly taskId: string;
+  readonly table: string;
+  readonly type: TaskEvent['taskType'];
+  readonly runId: string;
+  readonly attempt: number;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+  /** From the task's last `planned`/`updated`/`retrying` event before it started. */
+  readonly queueWaitMs?: number;
+  readonly runMs?: number;
+  /** Cores the run was sized for × its run time. */
+  readonly coreSecondsRequested?: number;
+  readonly outcome: Outcome;
+  readonly error?: string;
+  readonly before?: HealthFigures;
+  readonly after?: HealthFigures;
+  /** Succeeded and changed none of data files, small files, delete files, snapshots. */
+  readonly wasted: boolean;
+}
+
+const ENDS: readonly TaskEvent['status'][] = ['succeeded', 'failed', 'cancelled', 'retrying'];
+const WAITS: readonly TaskEvent['status'][] = ['planned', 'updated', 'retrying', 'queued'];
+
+const ms = (at: string): number => Date.parse(at);
+
+/** Same data files, small files, delete files and snapshots before and after. */
+export function changedNothing(before: HealthFigures, after: HealthFigures): boolean {
+  return (
+    before.dataFiles === after.dataFiles &&
+    before.smallFiles === after.smallFiles &&
+    before.deleteFiles === after.deleteFiles &&
+    before.snapshots === after.snapshots
+  );
+}
+
+/** One row per `started` event (one Spark run), in start order. */
+export function taskRows(events: readonly TaskEvent[], coresPerRun: number): TaskRow[] {
+  const ordered = events.toSorted((a, b) => ms(a.at) - ms(b.at));
+  const rows: TaskRow[] = [];
+  const seen = new Set<string>();
+  for (const [i, start] of ordered.entries()) {
+    if (start.status !== 'started' || start.runId === undefined || seen.has(start.runId)) continue;
+    seen.add(start.runId);
+    const end = ordered
+      .slice(i + 1)
+      .find((e) => e.runId === start.runId && ENDS.includes(e.status));
+    const waitedFrom = ordered
+      .slice(0, i)
+      .findLast((e) => e.taskId === start.taskId && WAITS.includes(e.status));
+    const startedAt = ms(start.at);
+    const endedAt = end === undefined ? undefined : ms(end.at);
+    const runMs = endedAt === undefined ? undefined : endedAt - startedAt;
+    const before = end?.before ?? start.before;
+    const after = end?.after;
+    const outcome: Outcome = end === undefined ? 'running' : (end.status as Outcome);
+    rows.push({
+      taskId: start.taskId,
+      table: [...start.table.namespace, start.table.name].join('.'),
+      type: start.taskType,
+      runId: start.runId,
+      attempt: start.attempt ?? 1,
+      startedAt,
+      ...(endedAt === undefined ? {} : { endedAt }),
+      ...(waitedFrom === undefined ? {} : { queueWaitMs: startedAt - ms(waitedFrom.at) }),
+      ...(runMs === undefined ? {} : { runMs, coreSecondsRequested: (coresPerRun * runMs) / 1000 }),
+      outcome,
+      ...(end?.error === undefined ? {} : { error: `${end.error.kind}: ${end.error.message}` }),
+      ...(before === undefined ? {} : { before }),
+      ...(after === undefined ? {} : { after }),
+      wasted:
+        outcome === 'succeeded' &&
+        before !== undefined &&
+        after !== undefined &&
+        changedNothing(before, after),
+    });
+  }
+  return rows;
+}
+
+/**
+ * Every way a task's Spark job ran more than once, each as a sentence:
+ * - one task attempt started under two run ids (task events);
+ * - one run id launched twice (the runner's launch log);
+ * - a task's run launched while an earlier run of the same task still ran;
+ * - one planned task instance with two runs that both succeeded.
+ */
+export function duplicateRuns(events: readonly TaskEvent[], launches: readonly Launch[]): string[] {
+  const found: string[] = [];
+  const startsByAttempt = new Map<string, Set<string>>();
+  for (const e of events) {
+    if (e.status !== 'started' || e.runId === undefined) continue;
+    const key = `${e.taskId} attempt ${String(e.attempt ?? 1)}`;
+    startsByAttempt.set(key, (startsByAttempt.get(key) ?? new Set()).add(e.runId));
+  }
+  for (const [key, runs] of startsByAttempt) {
+    if (runs.size > 1)
+      found.push(`${key} started as ${String(runs.size)} runs: ${[...runs].join(', ')}`);
+  }
+  for (const [runId, of] of Map.groupBy(launches, (l) => l.runId)) {
+    if (of.length > 1) found.push(`run ${runId} launched ${String(of.length)} times`);
+  }
+  for (const [taskId, of] of Map.groupBy(launches, (l) => l.taskId)) {
+    const sorted = of.toSorted((a, b) => a.startedAt - b.startedAt);
+    for (const [i, later] of sorted.entries()) {
+      const overlapped = sorted
+        .slice(0, i)
+        .find((earlier) => earlier.endedAt !== undefined && later.startedAt < earlier.endedAt);
+      if (overlapped !== undefined) {
+        found.push(
+          `${taskId}: run ${later.runId} launched while run ${overlapped.runId} still ran (it ended ${String(Math.round((overlapped.endedAt! - later.startedAt) / 1000))} s later)`,
+        );
+      }
+    }
+  }
+  for (const [taskRun, of] of Map.groupBy(
+    launches.filter((l) => l.taskRun !== undefined && l.ok === true),
+    (l) => l.taskRun!,
+  )) {
+    if (of.length > 1) {
+      found.push(
+        `task run ${taskRun} succeeded in ${String(of.length)} Spark runs: ${of.map((l) => l.runId).join(', ')}`,
+      );
+    }
+  }
+  return found;
+}
+
+/** Runs reported `lost` (ended without a result) whose Spark job did write a result. */
+export function falseLosses(events: readonly TaskEvent[], launches: readonly Launch[]): string[] {
+  const byRun = new Map(launches.map((l) => [l.runId, l]));
+  return events
+    .filter((e) => e.error?.kind === 'lost' && e.runId !== undefined)
+    .filter((e) => byRun.get(e.runId!)?.ok !== undefined)
+    .map(
+      (e) =>
+        `${e.taskId}: run ${e.runId!} reported lost at ${e.at}, but its job wrote a result (ok: ${String(byRun.get(e.runId!)!.ok)})`,
+    );
+}
+
+export interface TaskSummary {
+  readonly runs: number;
+  readonly byType: Record<string, number>;
+  readonly byOutcome: Record<string, number>;
+  readonly wasted: number;
+  readonly coreSecondsRequested: number;
+  readonly queueWaitP50Ms?: number;
+  readonly runP50Ms?: number;
+}
+
+function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = values.toSorted((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+const countBy = (values: readonly string[]): Record<string, number> =>
+  Object.fromEntries([...Map.groupBy(values, (v) => v)].map(([k, v]) => [k, v.length]));
+
+export function summarizeTasks(rows: readonly TaskRow[]): TaskSummary {
+  const wait = median(rows.flatMap((r) => (r.queueWaitMs === undefined ? [] : [r.queueWaitMs])));
+  const run = median(rows.flatMap((r) => (r.runMs === undefined ? [] : [r.runMs])));
+  return {
+    runs: rows.length,
+    byType: countBy(rows.map((r) => r.type)),
+    byOutcome: countBy(rows.map((r) => r.outcome)),
+    wasted: rows.filter((r) => r.wasted).length,
+    coreSecondsRequested: rows.reduce((sum, r) => sum + (r.coreSecondsRequested ?? 0), 0),
+    ...(wait === undefined ? {} : { queueWaitP50Ms: wait }),
+    ...(run === undefined ? {} : { runP50Ms: run }),
+  };
+}

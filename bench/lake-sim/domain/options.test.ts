@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, OptionError, parseOptions } from './options.ts';
+
+describe('parseOptions', () => {
+  it('reads minutes, policies and seed, defaulting the rest', () => {
+    expect(parseOptions(['--minutes', '30', '--policy', 'icepack', '--seed', '7'], '/out')).toEqual(
+      {
+        ...DEFAULTS,
+        minutes: 30,
+        policies: ['icepack'],
+        seed: 7,
+        outDir: '/out',
+      },
+    );
+    expect(
+      parseOptions(['--minutes', '5', '--policy', 'none,cron,icepack'], '/o').policies,
+    ).toEqual(['none', 'cron', 'icepack']);
+  });
+
+  it.each([
+    [['--policy', 'icepack'], '--minutes: required'],
+    [['--minutes', '3'], '--policy: required'],
+    [['--minutes', 'x', '--policy', 'none'], '--minutes: expected a number > 0, got "x"'],
+    [['--minutes', '3', '--policy', 'nightly'], '--policy: expected none|cron|icepack'],
+    [['--minutes', '3', '--policy', 'none', '--seed', '1.5'], '--seed: expected a whole number'],
+    [['--minutes', '3', '--policy', 'none', '--load', '-1'], '--load: expected a number > 0'],
+    [['--minutes', '3', '--policy', 'none', '--fast'], 'unknown flag "--fast"'],
+  ])('refuses %j naming the flag', (argv, message) => {
+    expect(() => parseOptions(argv, '/o')).toThrow(OptionError);
+    expect(() => parseOptions(argv, '/o')).toThrow(message);
+  });
+});

@@ -1,0 +1,106 @@
+/** The simulator's command line, checked: `./dev bench lake-sim --minutes 30 --policy icepack`. */
+
+export const Policies = ['none', 'cron', 'icepack'] as const;
+export type Policy = (typeof Policies)[number];
+
+export interface SimOptions {
+  /** Writing time (the schedule); setup, settling and the final checks come on top. */
+  readonly minutes: number;
+  /** One or more policies, run one after the other on the same workload and seed. */
+  readonly policies: readonly Policy[];
+  readonly seed: number;
+  /** The cron baseline's interval (what a team would set by hand): 10 minutes. */
+  readonly cronMinutes: number;
+  /** The lake's snapshot retention (`history.expire.max-snapshot-age-ms` of every table). */
+  readonly retentionMinutes: number;
+  /** Query probe and delete-file checkpoints. */
+  readonly probeEveryMinutes: number;
+  /** How often every table's files and snapshots are sampled (REST catalog, no Spark). */
+  readonly sampleSeconds: number;
+  /** Write rate multiplier (2 = twice as many commits per minute). */
+  readonly load: number;
+  /** With Icepack: how long to wait, after the writers stop, for its queue to drain. */
+  readonly settleMinutes: number;
+  /** Where the markdown and HTML reports go. */
+  readonly outDir: string;
+}
+
+export const DEFAULTS: Omit<SimOptions, 'minutes' | 'policies' | 'outDir'> = {
+  seed: 1,
+  cronMinutes: 10,
+  retentionMinutes: 10,
+  probeEveryMinutes: 5,
+  sampleSeconds: 20,
+  load: 1,
+  settleMinutes: 5,
+};
+
+/** The options that shape a run (recorded with its result): all but policies and outDir. */
+export type Workload = Omit<SimOptions, 'policies' | 'outDir'>;
+
+export function workloadOf(options: SimOptions): Workload {
+  const workload: { -readonly [K in keyof SimOptions]?: SimOptions[K] } = { ...options };
+  delete workload.policies;
+  delete workload.outDir;
+  return workload as Workload;
+}
+
+/** Bad command-line input; the message names the flag. */
+export class OptionError extends Error {
+  override name = 'OptionError';
+}
+
+const NUMERIC: Record<string, keyof SimOptions> = {
+  '--minutes': 'minutes',
+  '--seed': 'seed',
+  '--cron-minutes': 'cronMinutes',
+  '--retention-minutes': 'retentionMinutes',
+  '--probe-every-minutes': 'probeEveryMinutes',
+  '--sample-seconds': 'sampleSeconds',
+  '--load': 'load',
+  '--settle-minutes': 'settleMinutes',
+};
+
+function positive(flag: string, text: string | undefined, integer: boolean): number {
+  const value = Number(text);
+  if (text === undefined || text.trim() === '' || !Number.isFinite(value) || value <= 0) {
+    throw new OptionError(`${flag}: expected a number > 0, got ${JSON.stringify(text ?? null)}`);
+  }
+  if (integer && !Number.isInteger(value)) {
+    throw new OptionError(`${flag}: expected a whole number, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+/** Parses the arguments after `lake-sim`; throws `OptionError` naming the bad flag. */
+export function parseOptions(argv: readonly string[], defaultOutDir: string): SimOptions {
+  const numbers: Partial<Record<keyof SimOptions, number>> = {};
+  let policies: Policy[] | undefined;
+  let outDir = defaultOutDir;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[i + 1];
+    i++;
+    const numeric = NUMERIC[flag];
+    if (numeric !== undefined) {
+      numbers[numeric] = positive(flag, value, flag === '--seed');
+    } else if (flag === '--policy') {
+      const names = (value ?? '').split(',').filter((p) => p !== '');
+      const bad = names.find((p) => !(Policies as readonly string[]).includes(p));
+      if (names.length === 0 || bad !== undefined) {
+        throw new OptionError(
+          `--policy: expected ${Policies.join('|')} (or several, comma-separated), got ${JSON.stringify(value ?? null)}`,
+        );
+      }
+      policies = [...new Set(names as Policy[])];
+    } else if (flag === '--out') {
+      if (value === undefined || value === '') throw new OptionError('--out: expected a directory');
+      outDir = value;
+    } else {
+      throw new OptionError(`unknown flag ${JSON.stringify(flag)}`);
+    }
+  }
+  if (numbers.minutes === undefined) throw new OptionError('--minutes: required');
+  if (policies === undefined) throw new OptionError('--policy: required (none|cron|icepack)');
+  return { ...DEFAULTS, ...numbers, minutes: numbers.minutes, policies, outDir };
+}

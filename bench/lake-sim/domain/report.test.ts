@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from './options.ts';
+import { htmlReport, invariantRows, markdownReport, outcomeRows } from './report.ts';
+import { invariants, totalsOverTime } from './result.ts';
+import type { RunResult, Sample } from './result.ts';
+
+const sample = (t: number, table: string, dataFiles: number): Sample => ({
+  t,
+  table,
+  dataFiles,
+  smallFiles: dataFiles,
+  deleteFiles: 0,
+  snapshots: 3,
+  metadataBytes: 1_000,
+});
+
+function run(policy: RunResult['policy'], over: Partial<RunResult> = {}): RunResult {
+  return {
+    policy,
+    options: { ...DEFAULTS, minutes: 3 },
+    catalog: 'sim1',
+    machine: 'nproc: 2',
+    startedAt: '2026-12-01T15:00:00.000Z',
+    endedAt: '2026-12-01T15:10:00.000Z',
+    tables: [
+      { name: 'a', kind: 'stream', periodSeconds: 20, actions: 9 },
+      { name: 'b', kind: 'cdc', periodSeconds: 45, actions: 4 },
+    ],
+    samples: [sample(0, 'a', 4), sample(0, 'b', 4), sample(60, 'a', 10), sample(60, 'b', 7)],
+    writes: {
+      commits: 100,
+      failures: 2,
+      gaveUp: 0,
+      skipped: 0,
+      failuresByError: { ValidationException: 2 },
+      perTable: {},
+    },
+    probes: [{ checkpoint: 'end', table: 'a', query: 'full-scan', ms: 120 }],
+    deletes: [{ checkpoint: 'end', table: 'b', deleteFiles: 5, live: 3, dangling: 2 }],
+    cron: [],
+    tasks: [],
+    taskEvents: 0,
+    duplicates: [],
+    falseLosses: [],
+    lifecycle: [],
+    verify: [
+      {
+        table: 'a',
+        ref: 'main',
+        ok: true,
+        expected: { rows: 10, hash: 'ab' },
+        actual: { rows: 10, hash: 'ab' },
+        missing: 0,
+        extra: 0,
+        duplicated: 0,
+        changed: 0,
+      },
+    ],
+    coreSeconds: 42,
+    ...over,
+  };
+}
+
+describe('reports', () => {
+  it('sums every table per sweep', () => {
+    expect(totalsOverTime(run('none').samples).map((s) => [s.t, s.dataFiles])).toEqual([
+      [0, 8],
+      [60, 17],
+    ]);
+  });
+
+  it('lists each broken invariant, and none for a clean run', () => {
+    const clean = run('icepack');
+    expect(invariants(clean)).toMatchObject({
+      wasted: [],
+      duplicates: [],
+      data: [],
+      verified: true,
+    });
+    const bad = run('icepack', {
+      duplicates: ['run r-a1 launched 2 times'],
+      verify: [{ ...clean.verify[0]!, ok: false, actual: { rows: 11, hash: 'cd' }, duplicated: 1 }],
+    });
+    expect(invariantRows([clean, bad])).toContainEqual(['duplicate Spark runs', '0', '1']);
+    const md = markdownReport([clean, bad], './dev bench lake-sim --minutes 3 --policy icepack');
+    expect(md).toContain('icepack: duplicate run: run r-a1 launched 2 times');
+    expect(md).toContain('data differs in a main: expected 10 rows, read 11');
+  });
+
+  it('reports the end figures per policy and a page that carries its chart library', () => {
+    const rows = outcomeRows([run('none'), run('cron', { coreSeconds: 300 })]);
+    expect(rows).toContainEqual(['data files at end (all tables)', '17', '17']);
+    expect(rows).toContainEqual([
+      'delete files at end: live / dangling (merge-on-read tables)',
+      '3 / 2',
+      '3 / 2',
+    ]);
+    expect(rows).toContainEqual(['maintenance compute (core-seconds)', '42', '300']);
+    const html = htmlReport([run('none')], '# md', 'window.Chart = function () {};');
+    expect(html).toContain('window.Chart = function () {};');
+    expect(html).toContain('<canvas id="snapshots">');
+    expect(html).not.toMatch(/<script src=/);
+  });
+});
