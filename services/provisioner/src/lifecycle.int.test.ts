@@ -261,6 +261,85 @@ describe('provisioner: catalogs and resource groups against the fake API server'
     }
   });
 
+  it('refuses an icepack-<group> namespace it does not own with 409 naming it, and never changes or deletes it', async () => {
+    const namespaces = resourceTypeOf('namespaces');
+    const catalog = `own-${suffix}`;
+    await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
+    const body = (name: string) => ({ name, catalog, cpu: '4', memory: '8Gi', slots: 1 });
+    /** The namespace is as its owner left it: no Icepack label, annotation or Pod Security label. */
+    const untouched = (name: string) => {
+      const { labels, annotations } = get('namespaces', '', name).metadata;
+      expect(labels).toMatchObject({ team: 'billing' });
+      expect(Object.keys(labels ?? {}).filter((k) => /icepack|pod-security/.test(k))).toEqual([]);
+      expect(annotations ?? {}).toEqual({});
+    };
+
+    // Someone else's namespace of that name, and another Icepack installation's.
+    kube.store.create(namespaces, undefined, {
+      metadata: { name: `icepack-theirs-${suffix}`, labels: { team: 'billing' } },
+    });
+    kube.store.create(namespaces, undefined, {
+      metadata: {
+        name: `icepack-other-${suffix}`,
+        labels: { 'app.kubernetes.io/managed-by': 'icepack' },
+        annotations: { 'icepack.io/installation': 'staging' },
+      },
+    });
+    const theirs = await p.api('POST', '/v1/resource-groups', body(`theirs-${suffix}`));
+    expect(theirs.status).toBe(409);
+    expect(theirs.body.message).toContain(
+      `namespace "icepack-theirs-${suffix}" already exists and is not owned by this Icepack installation ("icepack-test"): it has no label app.kubernetes.io/managed-by=icepack`,
+    );
+    const other = await p.api('POST', '/v1/resource-groups', body(`other-${suffix}`));
+    expect(other.status).toBe(409);
+    expect(other.body.message).toContain(
+      'its annotation icepack.io/installation names installation "staging"',
+    );
+    // Nothing persisted, nothing written: the namespaces are as their owners left them.
+    expect((await p.api('GET', `/v1/resource-groups/theirs-${suffix}`)).status).toBe(404);
+    untouched(`icepack-theirs-${suffix}`);
+    expect(
+      kube.store.list(resourceTypeOf('resourcequotas'), `icepack-theirs-${suffix}`).items,
+    ).toEqual([]);
+
+    // A group whose namespace was replaced by someone else's meanwhile: the reconcile pass
+    // refuses it (a failed step naming it) and the delete leaves it in place.
+    const mine = `mine-${suffix}`;
+    const ns = `icepack-${mine}`;
+    const catalog2 = `own2-${suffix}`;
+    await p.api('POST', '/v1/catalogs', { name: catalog2, type: 'rest', uri: infra.catalogUri });
+    const created = await p.api<GroupView>('POST', '/v1/resource-groups', {
+      ...body(mine),
+      catalog: catalog2,
+    });
+    expect(created.status).toBe(201);
+    expect(get('namespaces', '', ns).metadata.annotations).toEqual({
+      'icepack.io/installation': 'icepack-test',
+    });
+    kube.store.delete(namespaces, undefined, ns);
+    kube.store.create(namespaces, undefined, {
+      metadata: { name: ns, labels: { team: 'billing' } },
+    });
+    kube.store.create(resourceTypeOf('configmaps'), ns, { metadata: { name: 'theirs' } });
+    await p.provisioner.reconciler.runOnce();
+    const refused = await p.api<GroupView>('GET', `/v1/resource-groups/${mine}`);
+    expect(refused.body.status.steps.find((s) => s.name === 'namespace')).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining(
+        `namespace "${ns}" already exists and is not owned`,
+      ) as unknown,
+    });
+    untouched(ns);
+    expect(kube.store.list(resourceTypeOf('resourcequotas'), ns).items).toEqual([]);
+
+    expect((await p.api('DELETE', `/v1/resource-groups/${mine}`)).status).toBe(202);
+    await until('the group to be gone', async () =>
+      (await p.api('GET', `/v1/resource-groups/${mine}`)).status === 404 ? true : undefined,
+    );
+    untouched(ns);
+    expect(get('configmaps', ns, 'theirs').metadata.name).toBe('theirs');
+  });
+
   it('answers 409 for a second group on one catalog and for a duplicate name, 422 for a missing catalog', async () => {
     const catalog = `one-${suffix}`;
     await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { RedisStore } from './adapters/redis-store.ts';
 import type { GroupView } from './domain/group-record.ts';
 import { readBindings } from './testing/binding-reader.ts';
-import { startTestProvisioner, TEST_TOKEN } from './testing/test-provisioner.ts';
+import { startTestProvisioner, TEST_INSTALLATION, TEST_TOKEN } from './testing/test-provisioner.ts';
 import type { TestProvisioner } from './testing/test-provisioner.ts';
 
 const infra = inject('infra');
@@ -70,6 +70,7 @@ describe('provisioner: reconcile', () => {
         ICEPACK_REDIS_URL: infra.redisUrl,
         ICEPACK_API_TOKEN: TEST_TOKEN,
         ICEPACK_KUBE_API_URL: kube.url,
+        ICEPACK_INSTALLATION_ID: TEST_INSTALLATION,
         ICEPACK_PROVISIONER_KEY_PREFIX: prefix,
         ICEPACK_RECONCILE_INTERVAL: '1h',
       },

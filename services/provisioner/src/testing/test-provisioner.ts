@@ -34,12 +34,15 @@ export interface ApiError {
 }
 
 export const TEST_TOKEN = 'provisioner-test-token-0123456789';
+export const TEST_INSTALLATION = 'icepack-test';
 
 export interface TestProvisionerOptions {
   readonly infra: InfraEnv;
   /** Fake API server URL (kubernetes mode); or give `cluster`. */
   readonly kubeUrl?: string;
   readonly kubeToken?: string;
+  /** ICEPACK_INSTALLATION_ID; default `TEST_INSTALLATION`. */
+  readonly installation?: string;
   readonly cluster?: ClusterPort;
   /** Redis key prefix; default a fresh one, so tests never see each other's state. */
   readonly prefix?: string;
@@ -88,7 +91,11 @@ export async function startTestProvisioner(
   await producer.connect();
   const redis = createRedisConnection(options.infra.redisUrl, { role: 'client', logger });
   const cluster =
-    options.cluster ?? new KubeCluster(loadKubeConfig(options.kubeUrl, options.kubeToken));
+    options.cluster ??
+    new KubeCluster(
+      loadKubeConfig(options.kubeUrl, options.kubeToken),
+      options.installation ?? TEST_INSTALLATION,
+    );
   const provisioner = createProvisioner({
     store: new RedisStore(redis.redis, prefix),
     cluster,
