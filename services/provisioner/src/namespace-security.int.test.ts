@@ -147,10 +147,11 @@ describe('provisioner: group namespaces on the real API server', () => {
       body: sparkPod('restricted', RESTRICTED_POD, RESTRICTED_CONTAINER),
     });
     expect(admitted.metadata?.name).toBe('restricted');
-    // LimitRange admission filled what the pod left out; the quota needs a memory limit.
+    // LimitRange admission filled what the pod left out (the quota needs a memory limit); the
+    // API server defaulted the cpu limit to the LimitRange's max, the group's cpu.
     expect(admitted.spec?.containers[0]?.resources).toEqual({
       requests: { cpu: '500m', memory: '512Mi' },
-      limits: { memory: '1Gi' },
+      limits: { cpu: '4', memory: '1Gi' },
     });
     const used = await until('the quota controller to count the pod', async () => {
       const quota = await suite.core.readNamespacedResourceQuota({ name: 'icepack', namespace });

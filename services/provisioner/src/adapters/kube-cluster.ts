@@ -24,7 +24,7 @@ import {
 } from '../domain/kube-objects.ts';
 import { ForeignNamespaceError, Ownership, ownershipOf } from '../domain/ownership.ts';
 import type { ClusterPort } from './cluster-port.ts';
-import { sameJson, sameQuantities } from './same-json.ts';
+import { holdsJson, sameJson, sameQuantities } from './same-json.ts';
 
 const SPARK = { group: 'sparkoperator.k8s.io', version: 'v1beta2', plural: 'sparkapplications' };
 
@@ -194,7 +194,8 @@ export class KubeCluster implements ClusterPort {
         await ensure({
           read: () => core.readNamespacedLimitRange({ name, namespace }),
           create: () => core.createNamespacedLimitRange({ namespace, body: desired }),
-          differs: (l) => !sameJson(l.spec, desired.spec),
+          // The API server defaults `default` from `max` (cpu): not drift, or every pass writes.
+          differs: (l) => !holdsJson(l.spec, desired.spec),
           replace: (l) =>
             core.replaceNamespacedLimitRange({
               name,
