@@ -1,58 +1,34 @@
-import { randomUUID } from 'node:crypto';
-import { startFakeKubeApi } from '@icepack/test/k8s';
-import type { FakeKubeApi } from '@icepack/test/k8s';
-import { resourceTypeOf } from '@icepack/test/k8s';
+import { parseCpuMillicores, parseMemoryBytes } from '@icepack/types';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { readBindings } from './testing/binding-reader.ts';
 import type { CatalogView } from './domain/catalog-record.ts';
 import type { GroupView } from './domain/group-record.ts';
+import { realClusterSuite } from './testing/real-cluster.ts';
 import { startTestProvisioner } from './testing/test-provisioner.ts';
 import type { TestProvisioner } from './testing/test-provisioner.ts';
+import { until } from './testing/until.ts';
 
+// The real local control plane (deploy/local/k8s.sh), shared with other tests: every name
+// carries a fresh suffix, and each test's namespaces are deleted after it.
 const infra = inject('infra');
-const KUBE_TOKEN = 'fake-kube-token';
-
-let kube: FakeKubeApi;
+const suite = realClusterSuite(infra.kube);
 let p: TestProvisioner;
-/** Fresh names per test: the Kafka topic and Redis are shared with other runs. */
-let suffix: string;
 
 beforeEach(async () => {
-  kube = await startFakeKubeApi({
-    token: KUBE_TOKEN,
-    nodes: [
-      { name: 'n1', cpu: '16', memory: '64Gi' },
-      { name: 'n2', cpu: '8', memory: '32Gi' },
-    ],
+  p = await startTestProvisioner({
+    infra,
+    kubeConfig: suite.access.kubeConfig,
+    installation: suite.installation,
   });
-  p = await startTestProvisioner({ infra, kubeUrl: kube.url, kubeToken: KUBE_TOKEN });
-  suffix = randomUUID().slice(0, 8);
 });
 
 afterEach(async () => {
   await p.stop();
-  await kube.stop();
 });
 
-function get(plural: string, namespace: string, name: string, group = '') {
-  return kube.store.get(resourceTypeOf(plural, group), namespace, name);
-}
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  for (let i = 0; i < 300; i += 1) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-describe('provisioner: catalogs and resource groups against the fake API server', () => {
+describe("provisioner: catalogs and resource groups on the real control plane, with the chart's RBAC", () => {
   it('creates a catalog, checks it against the real REST catalog, and lists, updates and deletes it', async () => {
-    const name = `lake-${suffix}`;
+    const name = `lake-${suite.suffix}`;
     const created = await p.api<CatalogView>('POST', '/v1/catalogs', {
       name,
       type: 'rest',
@@ -67,7 +43,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
     });
 
     const unreachable = await p.api<CatalogView>('POST', '/v1/catalogs', {
-      name: `down-${suffix}`,
+      name: `down-${suite.suffix}`,
       type: 'rest',
       uri: 'http://127.0.0.1:1',
     });
@@ -79,7 +55,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       (await p.api('POST', '/v1/catalogs', { name, type: 'rest', uri: infra.catalogUri })).status,
     ).toBe(409);
     const listed = await p.api<CatalogView[]>('GET', '/v1/catalogs');
-    expect(listed.body.map((c) => c.name)).toEqual([`down-${suffix}`, name]);
+    expect(listed.body.map((c) => c.name)).toEqual([`down-${suite.suffix}`, name]);
 
     const updated = await p.api<CatalogView>('PUT', `/v1/catalogs/${name}`, {
       type: 'rest',
@@ -103,8 +79,8 @@ describe('provisioner: catalogs and resource groups against the fake API server'
   });
 
   it('runs the whole life of a group: every step, the objects, the bindings a consumer reads, the drain and the tombstone', async () => {
-    const catalog = `sales-${suffix}`;
-    const group = `sales-${suffix}`;
+    const catalog = `sales-${suite.suffix}`;
+    const group = `sales-${suite.suffix}`;
     const namespace = `icepack-${group}`;
     const reader = await readBindings(infra.kafkaBrokers, new Set([catalog]));
     try {
@@ -151,45 +127,58 @@ describe('provisioner: catalogs and resource groups against the fake API server'
         'icepack.io/group': group,
         'icepack.io/catalog': catalog,
       };
-      expect(get('namespaces', '', namespace).metadata.labels).toMatchObject(labels);
-      expect(get('resourcequotas', namespace, 'icepack').spec).toEqual({
-        hard: {
-          'requests.cpu': '8',
-          'requests.memory': '32Gi',
-          'limits.memory': '32Gi',
-          pods: '8',
-        },
+      const ns = await suite.core.readNamespace({ name: namespace });
+      expect(ns.metadata?.labels).toMatchObject({
+        ...labels,
+        'pod-security.kubernetes.io/enforce': 'restricted',
       });
-      expect(get('limitranges', namespace, 'icepack').spec).toMatchObject({
-        limits: [{ type: 'Container', max: { cpu: '8', memory: '32Gi' } }],
+      expect(ns.metadata?.annotations).toMatchObject({
+        'icepack.io/installation': suite.installation,
       });
-      const config = get('configmaps', namespace, 'icepack-spark') as unknown as {
-        data: Record<string, string>;
-      };
-      expect(config.data['spark-defaults.conf']).toContain(
+      const quota = await suite.core.readNamespacedResourceQuota({ name: 'icepack', namespace });
+      expect(quota.spec?.hard).toEqual({
+        'requests.cpu': '8',
+        'requests.memory': '32Gi',
+        'limits.memory': '32Gi',
+        pods: '8',
+      });
+      // status.used comes from kube-controller-manager's resourcequota controller.
+      const used = await until(
+        'the quota controller to fill status.used',
+        async () =>
+          (await suite.core.readNamespacedResourceQuota({ name: 'icepack', namespace })).status
+            ?.used,
+      );
+      expect(used).toEqual({
+        'requests.cpu': '0',
+        'requests.memory': '0',
+        'limits.memory': '0',
+        pods: '0',
+      });
+      expect(
+        (await suite.core.readNamespacedLimitRange({ name: 'icepack', namespace })).spec?.limits,
+      ).toMatchObject([{ type: 'Container', max: { cpu: '8', memory: '32Gi' } }]);
+      const config = await suite.core.readNamespacedConfigMap({ name: 'icepack-spark', namespace });
+      expect(config.data?.['spark-defaults.conf']).toContain(
         `spark.sql.catalog.${catalog}.uri ${infra.catalogUri}`,
       );
       // The secret is referenced by name, never resolved into the ConfigMap.
-      expect(JSON.parse(config.data['catalog.json'] ?? '{}')).toMatchObject({
+      expect(JSON.parse(config.data?.['catalog.json'] ?? '{}')).toMatchObject({
         auth: { type: 'bearer', token: { env: 'SALES_TOKEN' } },
       });
-      expect(get('serviceaccounts', namespace, 'icepack-spark').metadata.name).toBe(
-        'icepack-spark',
-      );
-      const role = get(
-        'roles',
-        namespace,
-        'icepack-spark-driver',
-        'rbac.authorization.k8s.io',
-      ) as unknown as { rules: { resources: string[] }[] };
-      expect(role.rules.flatMap((r) => r.resources).sort()).toEqual([
+      expect(
+        (await suite.core.readNamespacedServiceAccount({ name: 'icepack-spark', namespace }))
+          .metadata?.name,
+      ).toBe('icepack-spark');
+      const role = await suite.rbac.readNamespacedRole({ name: 'icepack-spark-driver', namespace });
+      expect((role.rules ?? []).flatMap((r) => r.resources ?? []).sort()).toEqual([
         'configmaps',
         'persistentvolumeclaims',
         'pods',
         'services',
       ]);
       expect(
-        get('rolebindings', namespace, 'icepack-spark-driver', 'rbac.authorization.k8s.io'),
+        await suite.rbac.readNamespacedRoleBinding({ name: 'icepack-spark-driver', namespace }),
       ).toMatchObject({
         roleRef: { kind: 'Role', name: 'icepack-spark-driver' },
         subjects: [{ kind: 'ServiceAccount', name: 'icepack-spark', namespace }],
@@ -234,10 +223,11 @@ describe('provisioner: catalogs and resource groups against the fake API server'
         uri: infra.catalogUri,
         warehouse: 'wh2',
       });
-      const changed = get('configmaps', namespace, 'icepack-spark') as unknown as {
-        data: Record<string, string>;
-      };
-      expect(changed.data['spark-defaults.conf']).toContain(
+      const changed = await suite.core.readNamespacedConfigMap({
+        name: 'icepack-spark',
+        namespace,
+      });
+      expect(changed.data?.['spark-defaults.conf']).toContain(
         `spark.sql.catalog.${catalog}.warehouse wh2`,
       );
 
@@ -246,8 +236,8 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       await until('the group to be gone', async () =>
         (await p.api('GET', `/v1/resource-groups/${group}`)).status === 404 ? true : undefined,
       );
-      expect(() => get('namespaces', '', namespace)).toThrow(/not found/);
-      expect(kube.store.list(resourceTypeOf('configmaps'), namespace).items).toEqual([]);
+      // The group goes only once the namespace controller has emptied and removed it.
+      expect(await suite.gone(namespace)).toBe(true);
       await until('the tombstone', () => reader.events.find((e) => e.binding === undefined));
       expect(reader.events.map((e) => e.binding?.state ?? 'tombstone')).toEqual([
         'ready',
@@ -261,13 +251,91 @@ describe('provisioner: catalogs and resource groups against the fake API server'
     }
   });
 
+  it('refuses an icepack-<group> namespace it does not own with 409 naming it, and never changes or deletes it', async () => {
+    const catalog = `own-${suite.suffix}`;
+    await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
+    const body = (name: string) => ({ name, catalog, cpu: '4', memory: '8Gi', slots: 1 });
+    /** The namespace is as its owner left it: no Icepack label, annotation or Pod Security label. */
+    const untouched = async (name: string) => {
+      const { labels, annotations } = (await suite.core.readNamespace({ name })).metadata ?? {};
+      expect(labels).toMatchObject({ team: 'billing' });
+      expect(Object.keys(labels ?? {}).filter((k) => /icepack|pod-security/.test(k))).toEqual([]);
+      expect(annotations ?? {}).toEqual({});
+      expect(
+        (await suite.core.listNamespacedResourceQuota({ namespace: name })).items.map(
+          (q) => q.metadata?.name,
+        ),
+      ).toEqual([]);
+    };
+
+    // Someone else's namespace of that name, and another Icepack installation's.
+    await suite.foreign(`icepack-theirs-${suite.suffix}`, { labels: { team: 'billing' } });
+    await suite.foreign(`icepack-other-${suite.suffix}`, {
+      labels: { 'app.kubernetes.io/managed-by': 'icepack' },
+      annotations: { 'icepack.io/installation': 'staging' },
+    });
+    const theirs = await p.api('POST', '/v1/resource-groups', body(`theirs-${suite.suffix}`));
+    expect(theirs.status).toBe(409);
+    expect(theirs.body.message).toContain(
+      `namespace "icepack-theirs-${suite.suffix}" already exists and is not owned by this Icepack installation ("${suite.installation}"): it has no label app.kubernetes.io/managed-by=icepack`,
+    );
+    const other = await p.api('POST', '/v1/resource-groups', body(`other-${suite.suffix}`));
+    expect(other.status).toBe(409);
+    expect(other.body.message).toContain(
+      'its annotation icepack.io/installation names installation "staging"',
+    );
+    // Nothing persisted, nothing written: the namespace is as its owner left it.
+    expect((await p.api('GET', `/v1/resource-groups/theirs-${suite.suffix}`)).status).toBe(404);
+    await untouched(`icepack-theirs-${suite.suffix}`);
+
+    // A group whose namespace was replaced by someone else's meanwhile: the reconcile pass
+    // refuses it (a failed step naming it) and the delete leaves it in place.
+    const mine = `mine-${suite.suffix}`;
+    const ns = `icepack-${mine}`;
+    const catalog2 = `own2-${suite.suffix}`;
+    await p.api('POST', '/v1/catalogs', { name: catalog2, type: 'rest', uri: infra.catalogUri });
+    const created = await p.api<GroupView>('POST', '/v1/resource-groups', {
+      ...body(mine),
+      catalog: catalog2,
+    });
+    expect(created.status).toBe(201);
+    expect((await suite.core.readNamespace({ name: ns })).metadata?.annotations).toEqual({
+      'icepack.io/installation': suite.installation,
+    });
+    await suite.core.deleteNamespace({ name: ns });
+    await until(`${ns} to be deleted`, () => suite.gone(ns));
+    await suite.foreign(ns, { labels: { team: 'billing' } });
+    await suite.core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'theirs' } },
+    });
+    await p.provisioner.reconciler.runOnce();
+    const refused = await p.api<GroupView>('GET', `/v1/resource-groups/${mine}`);
+    expect(refused.body.status.steps.find((s) => s.name === 'namespace')).toMatchObject({
+      state: 'failed',
+      message: expect.stringContaining(
+        `namespace "${ns}" already exists and is not owned`,
+      ) as unknown,
+    });
+    await untouched(ns);
+
+    expect((await p.api('DELETE', `/v1/resource-groups/${mine}`)).status).toBe(202);
+    await until('the group to be gone', async () =>
+      (await p.api('GET', `/v1/resource-groups/${mine}`)).status === 404 ? true : undefined,
+    );
+    await untouched(ns);
+    expect(
+      (await suite.core.readNamespacedConfigMap({ name: 'theirs', namespace: ns })).metadata?.name,
+    ).toBe('theirs');
+  });
+
   it('answers 409 for a second group on one catalog and for a duplicate name, 422 for a missing catalog', async () => {
-    const catalog = `one-${suffix}`;
+    const catalog = `one-${suite.suffix}`;
     await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
     expect(
       (
         await p.api('POST', '/v1/resource-groups', {
-          name: `a-${suffix}`,
+          name: `a-${suite.suffix}`,
           catalog,
           cpu: '4',
           memory: '8Gi',
@@ -276,7 +344,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       ).status,
     ).toBe(201);
     const second = await p.api('POST', '/v1/resource-groups', {
-      name: `b-${suffix}`,
+      name: `b-${suite.suffix}`,
       catalog,
       cpu: '4',
       memory: '8Gi',
@@ -284,12 +352,12 @@ describe('provisioner: catalogs and resource groups against the fake API server'
     });
     expect(second.status).toBe(409);
     expect(second.body.message).toBe(
-      `catalog "${catalog}" is already bound to resource group "a-${suffix}"; one group per catalog`,
+      `catalog "${catalog}" is already bound to resource group "a-${suite.suffix}"; one group per catalog`,
     );
     expect(
       (
         await p.api('POST', '/v1/resource-groups', {
-          name: `a-${suffix}`,
+          name: `a-${suite.suffix}`,
           catalog,
           cpu: '4',
           memory: '8Gi',
@@ -298,7 +366,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       ).status,
     ).toBe(409);
     const missing = await p.api('POST', '/v1/resource-groups', {
-      name: `c-${suffix}`,
+      name: `c-${suite.suffix}`,
       catalog: 'nope',
       cpu: '4',
       memory: '8Gi',
@@ -306,60 +374,73 @@ describe('provisioner: catalogs and resource groups against the fake API server'
     });
     expect(missing.status).toBe(422);
     expect(missing.body.message).toMatch(/catalog "nope" does not exist/);
-    expect(
-      kube.store.list(resourceTypeOf('namespaces'), undefined).items.map((n) => n.metadata.name),
-    ).not.toContain(`icepack-b-${suffix}`);
+    expect(await suite.gone(`icepack-b-${suite.suffix}`)).toBe(true);
   });
 
   it('refuses a group that does not fit the free capacity with 422 and the figures', async () => {
-    for (const [n, cpu, memory] of [
-      ['x', '10', '40Gi'],
-      ['y', '8', '30Gi'],
-    ] as const) {
+    for (const n of ['x', 'y']) {
       await p.api('POST', '/v1/catalogs', {
-        name: `${n}-${suffix}`,
+        name: `${n}-${suite.suffix}`,
         type: 'rest',
         uri: infra.catalogUri,
       });
-      if (n === 'x')
-        expect(
-          (
-            await p.api('POST', '/v1/resource-groups', {
-              name: `${n}-${suffix}`,
-              catalog: `${n}-${suffix}`,
-              cpu,
-              memory,
-              slots: 1,
-            })
-          ).status,
-        ).toBe(201);
     }
-    // 24 cpu and 96Gi allocatable on two nodes; group x holds 10 and 40Gi.
-    const tooBig = await p.api('POST', '/v1/resource-groups', {
-      name: `y-${suffix}`,
-      catalog: `y-${suffix}`,
-      cpu: '16',
-      memory: '60Gi',
+    const x = {
+      name: `x-${suite.suffix}`,
+      catalog: `x-${suite.suffix}`,
+      cpu: '3',
+      memory: '7Gi',
+      slots: 1,
+    };
+    expect((await p.api('POST', '/v1/resource-groups', x)).status).toBe(201);
+    // The cluster is shared: the figures are checked against the real nodes and each other.
+    const nodes = (await suite.core.listNode()).items.filter(
+      (node) => node.spec?.unschedulable !== true,
+    );
+    const allocatableCpu = nodes.reduce(
+      (total, node) => total + parseCpuMillicores(node.status?.allocatable?.cpu ?? '0'),
+      0,
+    );
+    const allocatableMemory = nodes.reduce(
+      (total, node) => total + parseMemoryBytes(node.status?.allocatable?.memory ?? '0'),
+      0,
+    );
+    const tooBig = await p.api<{
+      error: string;
+      message: string;
+      requested: { cpu: string; memory: string };
+      allocatable: { cpu: string; memory: string };
+      reserved: { cpu: string; memory: string };
+      free: { cpu: string; memory: string };
+    }>('POST', '/v1/resource-groups', {
+      name: `y-${suite.suffix}`,
+      catalog: `y-${suite.suffix}`,
+      cpu: String(allocatableCpu / 1000 + 1),
+      memory: '8Gi',
       slots: 1,
     });
     expect(tooBig.status).toBe(422);
-    expect(tooBig.body).toMatchObject({
-      error: 'insufficient_capacity',
-      requested: { cpu: '16', memory: '60Gi' },
-      allocatable: { cpu: '24', memory: '96Gi' },
-      reserved: { cpu: '10', memory: '40Gi' },
-      free: { cpu: '14', memory: '56Gi' },
-    });
-    expect(tooBig.body.message).toContain('cpu 16 requested but only 14 free');
-    expect(tooBig.body.message).toContain('memory 60Gi requested but only 56Gi free');
-    expect((await p.api('GET', `/v1/resource-groups/y-${suffix}`)).status).toBe(404);
+    const { requested, allocatable, reserved, free } = tooBig.body;
+    expect(tooBig.body.error).toBe('insufficient_capacity');
+    expect(requested).toEqual({ cpu: String(allocatableCpu / 1000 + 1), memory: '8Gi' });
+    expect(parseCpuMillicores(allocatable.cpu)).toBe(allocatableCpu);
+    expect(parseMemoryBytes(allocatable.memory)).toBe(allocatableMemory);
+    // Group x's quota is among the reservations.
+    expect(parseCpuMillicores(reserved.cpu)).toBeGreaterThanOrEqual(3000);
+    expect(parseMemoryBytes(reserved.memory)).toBeGreaterThanOrEqual(7 * 2 ** 30);
+    expect(parseCpuMillicores(free.cpu)).toBe(allocatableCpu - parseCpuMillicores(reserved.cpu));
+    expect(tooBig.body.message).toContain(
+      `cpu ${requested.cpu} requested but only ${free.cpu} free`,
+    );
+    expect((await p.api('GET', `/v1/resource-groups/y-${suite.suffix}`)).status).toBe(404);
+    expect(await suite.gone(`icepack-y-${suite.suffix}`)).toBe(true);
     expect(
       (
         await p.api('POST', '/v1/resource-groups', {
-          name: `y-${suffix}`,
-          catalog: `y-${suffix}`,
-          cpu: '14',
-          memory: '56Gi',
+          name: `y-${suite.suffix}`,
+          catalog: `y-${suite.suffix}`,
+          cpu: '4',
+          memory: '8Gi',
           slots: 1,
         })
       ).status,

@@ -10,6 +10,7 @@ import type { GroupView } from './domain/group-record.ts';
 import { readBindings } from './testing/binding-reader.ts';
 import { startTestProvisioner, TEST_TOKEN } from './testing/test-provisioner.ts';
 import type { ApiError } from './testing/test-provisioner.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -17,18 +18,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  for (let i = 0; i < 300; i += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('provisioner: local mode (no Kubernetes)', () => {
   it('treats a group as a budget of this machine: same API, runner local, 422 beyond the machine', async () => {

@@ -31,7 +31,11 @@ function clusterFor(config: Config): ClusterPort {
       cpu !== undefined && memory !== undefined ? { allocatable: amountOf({ cpu, memory }) } : {},
     );
   }
-  return new KubeCluster(loadKubeConfig(config.ICEPACK_KUBE_API_URL, config.ICEPACK_KUBE_TOKEN));
+  return new KubeCluster(
+    loadKubeConfig(config.ICEPACK_KUBE_API_URL, config.ICEPACK_KUBE_TOKEN),
+    // Required in kubernetes mode: the schema refuses a start without it.
+    config.ICEPACK_INSTALLATION_ID ?? '',
+  );
 }
 
 runService(

@@ -1,137 +1,46 @@
-import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
-import { createLogger, createRedisConnection } from '@icepack/runtime';
-import { InMemoryMetrics, ServiceProcess } from '@icepack/runtime/testing';
-import { startFakeKubeApi, resourceTypeOf } from '@icepack/test/k8s';
-import type { FakeKubeApi } from '@icepack/test/k8s';
+import { kubeConfigWithToken } from '@icepack/test';
+import { InMemoryMetrics } from '@icepack/runtime/testing';
 import { BULLMQ_PREFIX, queueNameForCatalog } from '@icepack/types';
+import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { Queue, Worker } from 'bullmq';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { RedisStore } from './adapters/redis-store.ts';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { GroupView } from './domain/group-record.ts';
 import { readBindings } from './testing/binding-reader.ts';
-import { startTestProvisioner, TEST_TOKEN } from './testing/test-provisioner.ts';
+import { realClusterSuite, statusOf } from './testing/real-cluster.ts';
+import { startTestProvisioner } from './testing/test-provisioner.ts';
 import type { TestProvisioner } from './testing/test-provisioner.ts';
+import { until } from './testing/until.ts';
 
+// The real local control plane, with the chart's RBAC (see lifecycle.int.test.ts). The crash
+// between steps needs a held request: crash.int.test.ts, on the fake API server.
 const infra = inject('infra');
-
-let kube: FakeKubeApi;
-let suffix: string;
+const suite = realClusterSuite(infra.kube);
 const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeEach(async () => {
-  kube = await startFakeKubeApi();
-  suffix = randomUUID().slice(0, 8);
-});
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await kube.stop();
 });
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  for (let i = 0; i < 300; i += 1) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function provisioner(
   options: Partial<Parameters<typeof startTestProvisioner>[0]> = {},
 ): Promise<TestProvisioner> {
-  const p = await startTestProvisioner({ infra, kubeUrl: kube.url, ...options });
+  const p = await startTestProvisioner({
+    infra,
+    kubeConfig: suite.access.kubeConfig,
+    installation: suite.installation,
+    ...options,
+  });
   cleanups.push(() => p.stop());
   return p;
 }
 
-function exists(plural: string, namespace: string, name: string): boolean {
-  try {
-    kube.store.get(resourceTypeOf(plural), namespace, name);
-    return true;
-  } catch {
-    return false;
-  }
+async function exists(read: () => Promise<unknown>): Promise<boolean> {
+  return (await statusOf(read())) === 200;
 }
 
 describe('provisioner: reconcile', () => {
-  it('finishes a group whose provisioner was killed right after the namespace step', async () => {
-    const prefix = `icepack-test:${randomUUID()}`;
-    const catalog = `crash-${suffix}`;
-    const namespace = `icepack-${catalog}`;
-    const first = await ServiceProcess.start({
-      entry: resolve(import.meta.dirname, 'main.ts'),
-      env: {
-        ICEPACK_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
-        ICEPACK_REDIS_URL: infra.redisUrl,
-        ICEPACK_API_TOKEN: TEST_TOKEN,
-        ICEPACK_KUBE_API_URL: kube.url,
-        ICEPACK_PROVISIONER_KEY_PREFIX: prefix,
-        ICEPACK_RECONCILE_INTERVAL: '1h',
-      },
-    });
-    cleanups.push(() => first.stop('SIGKILL'));
-    await first.waitForReadyz((r) => r.status === 200);
-    const call = (method: string, path: string, body: unknown) =>
-      fetch(`${first.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect(
-      (await call('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri }))
-        .status,
-    ).toBe(201);
-
-    // The quota request never gets an answer: the process dies while waiting for it.
-    const hold = kube.hold((method, path) => method === 'POST' && path.endsWith('/resourcequotas'));
-    const pending = call('POST', '/v1/resource-groups', {
-      name: catalog,
-      catalog,
-      cpu: '4',
-      memory: '8Gi',
-      slots: 1,
-    }).catch(() => undefined);
-    await until('the quota request', () => hold.held() === 1);
-    expect(exists('namespaces', '', namespace)).toBe(true);
-    await first.stop('SIGKILL');
-    await pending;
-    await until('the fake API server to see the caller gone', () => hold.held() === 0);
-    hold.release();
-    expect(exists('resourcequotas', namespace, 'icepack')).toBe(false);
-
-    const logger = createLogger({ service: 'test', level: 'silent' });
-    const redis = createRedisConnection(infra.redisUrl, { role: 'client', logger });
-    cleanups.push(() => redis.close());
-    const persisted = await new RedisStore(redis.redis, prefix).getGroup(catalog);
-    expect(persisted?.phase).toBe('provisioning');
-    expect(persisted?.steps.namespace.state).toBe('done');
-    expect(persisted?.steps.resourceQuota.state).toBe('pending');
-
-    const reader = await readBindings(infra.kafkaBrokers, new Set([catalog]));
-    cleanups.push(() => reader.stop());
-    // A new provisioner on the same Redis: its start-up reconcile completes the rest.
-    const second = await provisioner({ prefix });
-    const group = await second.api<GroupView>('GET', `/v1/resource-groups/${catalog}`);
-    expect(group.body.status.phase).toBe('ready');
-    expect(group.body.status.steps.every((step) => step.state === 'done')).toBe(true);
-    for (const [plural, name] of [
-      ['resourcequotas', 'icepack'],
-      ['limitranges', 'icepack'],
-      ['configmaps', 'icepack-spark'],
-      ['serviceaccounts', 'icepack-spark'],
-    ] as const) {
-      expect(exists(plural, namespace, name)).toBe(true);
-    }
-    await until('the ready binding', () => reader.events.find((e) => e.binding?.state === 'ready'));
-  });
-
   it('puts back a hand-deleted ResourceQuota and a hand-edited ConfigMap on the next pass of the loop', async () => {
-    const catalog = `drift-${suffix}`;
+    const catalog = `drift-${suite.suffix}`;
     const namespace = `icepack-${catalog}`;
     const p = await provisioner({ reconcileIntervalMs: 200 });
     await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
@@ -146,27 +55,29 @@ describe('provisioner: reconcile', () => {
         })
       ).status,
     ).toBe(201);
-    const original = kube.store.get(resourceTypeOf('configmaps'), namespace, 'icepack-spark');
+    const { core } = suite;
+    const original = await core.readNamespacedConfigMap({ name: 'icepack-spark', namespace });
 
-    kube.store.delete(resourceTypeOf('resourcequotas'), namespace, 'icepack');
-    kube.store.patch(
-      resourceTypeOf('configmaps'),
+    await core.deleteNamespacedResourceQuota({ name: 'icepack', namespace });
+    await core.replaceNamespacedConfigMap({
+      name: 'icepack-spark',
       namespace,
-      'icepack-spark',
-      'application/merge-patch+json',
-      { data: { 'spark-defaults.conf': 'tampered' } },
-    );
+      body: { ...original, data: { 'spark-defaults.conf': 'tampered' } },
+    });
 
-    const quota = await until('the quota to come back', () =>
-      exists('resourcequotas', namespace, 'icepack')
-        ? kube.store.get(resourceTypeOf('resourcequotas'), namespace, 'icepack')
+    const quota = await until('the quota to come back', async () =>
+      (await exists(() => core.readNamespacedResourceQuota({ name: 'icepack', namespace })))
+        ? core.readNamespacedResourceQuota({ name: 'icepack', namespace })
         : undefined,
     );
-    expect(quota.spec).toEqual({
-      hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', 'limits.memory': '8Gi', pods: '5' },
+    expect(quota.spec?.hard).toEqual({
+      'requests.cpu': '4',
+      'requests.memory': '8Gi',
+      'limits.memory': '8Gi',
+      pods: '5',
     });
-    await until('the config map to be restored', () => {
-      const current = kube.store.get(resourceTypeOf('configmaps'), namespace, 'icepack-spark');
+    await until('the config map to be restored', async () => {
+      const current = await core.readNamespacedConfigMap({ name: 'icepack-spark', namespace });
       return JSON.stringify(current.data) === JSON.stringify(original.data) ? true : undefined;
     });
     expect(
@@ -175,20 +86,49 @@ describe('provisioner: reconcile', () => {
   });
 });
 
+describe('provisioner: reconcile against what the API server stores', () => {
+  it('writes nothing on a pass over a group nobody touched: every object keeps its resourceVersion', async () => {
+    const catalog = `still-${suite.suffix}`;
+    const namespace = `icepack-${catalog}`;
+    const p = await provisioner();
+    await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
+    const body = { name: catalog, catalog, cpu: '4', memory: '8Gi', slots: 1 };
+    expect((await p.api('POST', '/v1/resource-groups', body)).status).toBe(201);
+    const { core, rbac } = suite;
+    const name = 'icepack';
+    // The quota controller writes status.used once; after that the quota is still too.
+    await until(
+      'the quota controller',
+      async () => (await core.readNamespacedResourceQuota({ name, namespace })).status?.used,
+    );
+    const versions = async () => ({
+      namespace: (await core.readNamespace({ name: namespace })).metadata?.resourceVersion,
+      quota: (await core.readNamespacedResourceQuota({ name, namespace })).metadata
+        ?.resourceVersion,
+      limitRange: (await core.readNamespacedLimitRange({ name, namespace })).metadata
+        ?.resourceVersion,
+      configMap: (await core.readNamespacedConfigMap({ name: 'icepack-spark', namespace })).metadata
+        ?.resourceVersion,
+      role: (await rbac.readNamespacedRole({ name: 'icepack-spark-driver', namespace })).metadata
+        ?.resourceVersion,
+      roleBinding: (
+        await rbac.readNamespacedRoleBinding({ name: 'icepack-spark-driver', namespace })
+      ).metadata?.resourceVersion,
+    });
+    const before = await versions();
+    await p.provisioner.reconciler.runOnce();
+    await p.provisioner.reconciler.runOnce();
+    expect(await versions()).toEqual(before);
+  });
+});
+
 describe('provisioner: reconcile metrics', () => {
   it('count a group whose Kubernetes steps fail as a failed reconcile, and a healthy one as ok', async () => {
-    const guarded = await startFakeKubeApi({ token: 'kube-token-0123' });
-    cleanups.push(() => guarded.stop());
-    const prefix = `icepack-test:${randomUUID()}`;
-    const catalog = `metrics-${suffix}`;
+    const prefix = `icepack-test:${suite.suffix}`;
+    const catalog = `metrics-${suite.suffix}`;
     const healthy = new InMemoryMetrics();
     cleanups.push(() => healthy.shutdown());
-    const good = await provisioner({
-      kubeUrl: guarded.url,
-      kubeToken: 'kube-token-0123',
-      prefix,
-      meter: healthy.meter,
-    });
+    const good = await provisioner({ prefix, meter: healthy.meter });
     await good.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
     const body = { name: catalog, catalog, cpu: '4', memory: '8Gi', slots: 1 };
     expect((await good.api('POST', '/v1/resource-groups', body)).status).toBe(201);
@@ -201,7 +141,11 @@ describe('provisioner: reconcile metrics', () => {
     // its start-up pass fails every step of the group, and says so.
     const expired = new InMemoryMetrics();
     cleanups.push(() => expired.shutdown());
-    await provisioner({ kubeUrl: guarded.url, kubeToken: 'expired', prefix, meter: expired.meter });
+    await provisioner({
+      kubeConfig: kubeConfigWithToken(suite.admin, 'expired'),
+      prefix,
+      meter: expired.meter,
+    });
     expect(await expired.value(groups, { group: catalog, outcome: 'failed' })).toBe(1);
     // The pass itself went through: the failure is the group's, recorded on it.
     expect(await expired.value('icepack.provisioner.reconcile_passes', { outcome: 'ok' })).toBe(1);
@@ -231,7 +175,7 @@ describe('provisioner: drain on delete', () => {
   }
 
   it('waits for the running task, then deletes the namespace and tombstones the binding', async () => {
-    const catalog = `drain-${suffix}`;
+    const catalog = `drain-${suite.suffix}`;
     const p = await provisioner();
     const reader = await readBindings(infra.kafkaBrokers, new Set([catalog]));
     cleanups.push(() => reader.stop());
@@ -256,14 +200,16 @@ describe('provisioner: drain on delete', () => {
       return view.body.status.runningTasks === 1 ? view.body : undefined;
     });
     expect(waiting.status.phase).toBe('draining');
-    expect(exists('namespaces', '', `icepack-${catalog}`)).toBe(true);
+    const name = `icepack-${catalog}`;
+    expect(await exists(() => suite.core.readNamespace({ name }))).toBe(true);
 
     finish();
     await until(
       'the group to go',
       async () => (await p.api('GET', `/v1/resource-groups/${catalog}`)).status === 404,
     );
-    expect(exists('namespaces', '', `icepack-${catalog}`)).toBe(false);
+    // Gone for real: the namespace controller emptied it before the group went.
+    expect(await suite.gone(name)).toBe(true);
     await until('the tombstone', () => reader.events.find((e) => e.binding === undefined));
     expect(reader.events.map((e) => e.binding?.state ?? 'tombstone')).toEqual([
       'ready',
@@ -273,7 +219,7 @@ describe('provisioner: drain on delete', () => {
   });
 
   it('cancels the Spark jobs of a drain that times out and deletes the group anyway', async () => {
-    const catalog = `stuck-${suffix}`;
+    const catalog = `stuck-${suite.suffix}`;
     const namespace = `icepack-${catalog}`;
     const p = await provisioner({ drainTimeoutMs: 300 });
     await p.api('POST', '/v1/catalogs', { name: catalog, type: 'rest', uri: infra.catalogUri });
@@ -285,19 +231,45 @@ describe('provisioner: drain on delete', () => {
       slots: 1,
     });
     await runningTask(catalog);
-    const spark = resourceTypeOf('sparkapplications', 'sparkoperator.k8s.io');
-    kube.store.create(spark, namespace, { metadata: { name: 'job-1' }, spec: { type: 'Python' } });
+    const spark = {
+      group: 'sparkoperator.k8s.io',
+      version: 'v1beta2',
+      plural: 'sparkapplications',
+    };
+    await suite.admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      ...spark,
+      namespace,
+      body: {
+        apiVersion: 'sparkoperator.k8s.io/v1beta2',
+        kind: 'SparkApplication',
+        metadata: { name: 'job-1' },
+        spec: {
+          type: 'Python',
+          mode: 'cluster',
+          image: 'apache/spark:4.0.1-python3',
+          mainApplicationFile: 'local:///opt/icepack/jobs/spark/icepack_job.py',
+          sparkVersion: '4.0.1',
+          driver: { serviceAccount: 'icepack-spark' },
+          executor: { instances: 1 },
+        },
+      },
+    });
     // Deletions in the namespace, in order: a cancelled job goes before the namespace sweep.
     const deletions: string[] = [];
-    for (const type of [spark, resourceTypeOf('configmaps')]) {
-      const unwatch = kube.store.watch(
-        type,
-        { namespace, resourceVersion: kube.store.resourceVersion() },
-        (event, object) => {
-          if (event === 'DELETED') deletions.push(object.metadata.name);
+    const watch = new Watch(suite.admin);
+    for (const path of [
+      `/apis/${spark.group}/${spark.version}/namespaces/${namespace}/${spark.plural}`,
+      `/api/v1/namespaces/${namespace}/configmaps`,
+    ]) {
+      const request = await watch.watch(
+        path,
+        {},
+        (phase, object: { metadata: { name: string } }) => {
+          if (phase === 'DELETED') deletions.push(object.metadata.name);
         },
+        () => undefined,
       );
-      cleanups.push(() => Promise.resolve(unwatch()));
+      cleanups.push(() => Promise.resolve(request.abort()));
     }
 
     await p.api('DELETE', `/v1/resource-groups/${catalog}`);
@@ -305,7 +277,8 @@ describe('provisioner: drain on delete', () => {
       'the group to go',
       async () => (await p.api('GET', `/v1/resource-groups/${catalog}`)).status === 404,
     );
+    await until('the namespace sweep', () => deletions.includes('icepack-spark'));
     // The job was cancelled first, not merely swept away with the namespace.
-    expect(deletions).toEqual(['job-1', 'icepack-spark']);
+    expect(deletions[0]).toBe('job-1');
   });
 });

@@ -7,7 +7,7 @@ import {
   CustomObjectsApi,
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, V1Namespace } from '@kubernetes/client-node';
 import type { Amount, Reservation } from '../domain/capacity.ts';
 import { amountOf, sum } from '../domain/capacity.ts';
 import { GroupStep, ProvisionerMode } from '../domain/group-record.ts';
@@ -22,8 +22,9 @@ import {
   roleObject,
   serviceAccountObject,
 } from '../domain/kube-objects.ts';
+import { ForeignNamespaceError, Ownership, ownershipOf } from '../domain/ownership.ts';
 import type { ClusterPort } from './cluster-port.ts';
-import { sameJson, sameQuantities } from './same-json.ts';
+import { holdsJson, sameJson, sameQuantities } from './same-json.ts';
 
 const SPARK = { group: 'sparkoperator.k8s.io', version: 'v1beta2', plural: 'sparkapplications' };
 
@@ -69,15 +70,21 @@ async function ensure<T extends { metadata?: { resourceVersion?: string } }>(ops
   }
 }
 
-/** The group's namespace and its objects through the Kubernetes API (@kubernetes/client-node 2.x). */
+/**
+ * The group's namespace and its objects through the Kubernetes API (@kubernetes/client-node 2.x).
+ * Only namespaces this installation owns (ownership.ts) are changed, emptied or deleted.
+ */
 export class KubeCluster implements ClusterPort {
   readonly mode = ProvisionerMode.kubernetes;
   readonly where = 'the cluster';
   readonly #core: CoreV1Api;
   readonly #rbac: RbacAuthorizationV1Api;
   readonly #custom: CustomObjectsApi;
+  readonly #installation: string;
 
-  constructor(kubeConfig: KubeConfig) {
+  /** `installation`: this installation's id (`ICEPACK_INSTALLATION_ID`). */
+  constructor(kubeConfig: KubeConfig, installation: string) {
+    this.#installation = installation;
     this.#core = kubeConfig.makeApiClient(CoreV1Api);
     this.#rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
     this.#custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -109,20 +116,42 @@ export class KubeCluster implements ClusterPort {
     });
   }
 
+  async foreignNamespace(group: ResourceGroup): Promise<ForeignNamespaceError | undefined> {
+    const name = namespaceForGroup(group.name);
+    const ns = await readOrUndefined(() => this.#core.readNamespace({ name }));
+    return ns === undefined ? undefined : this.#refusal(ns);
+  }
+
+  #refusal(ns: V1Namespace): ForeignNamespaceError | undefined {
+    const ownership = ownershipOf(ns.metadata, this.#installation);
+    return ownership.kind === Ownership.foreign
+      ? new ForeignNamespaceError(ns.metadata?.name ?? '', this.#installation, ownership.reason)
+      : undefined;
+  }
+
+  /** Throws ForeignNamespaceError unless this installation owns the namespace. */
+  #assertOwned(ns: V1Namespace): void {
+    const refusal = this.#refusal(ns);
+    if (refusal !== undefined) throw refusal;
+  }
+
   async applyStep(step: GroupStep, group: ResourceGroup, catalog: Catalog): Promise<void> {
     const namespace = namespaceForGroup(group.name);
     const core = this.#core;
     const rbac = this.#rbac;
     switch (step) {
       case GroupStep.namespace: {
-        const desired = namespaceObject(group);
+        const desired = namespaceObject(group, this.#installation);
         await ensure({
           read: () => core.readNamespace({ name: namespace }),
           create: () => core.createNamespace({ body: desired }),
-          differs: (ns) =>
-            Object.entries(desired.metadata.labels).some(
+          // Someone else's namespace is refused here, before anything is written into it.
+          differs: (ns) => {
+            this.#assertOwned(ns);
+            return Object.entries(desired.metadata.labels).some(
               ([k, v]) => ns.metadata?.labels?.[k] !== v,
-            ),
+            );
+          },
           replace: (ns) =>
             core.replaceNamespace({
               name: namespace,
@@ -165,7 +194,8 @@ export class KubeCluster implements ClusterPort {
         await ensure({
           read: () => core.readNamespacedLimitRange({ name, namespace }),
           create: () => core.createNamespacedLimitRange({ namespace, body: desired }),
-          differs: (l) => !sameJson(l.spec, desired.spec),
+          // The API server defaults `default` from `max` (cpu): not drift, or every pass writes.
+          differs: (l) => !holdsJson(l.spec, desired.spec),
           replace: (l) =>
             core.replaceNamespacedLimitRange({
               name,
@@ -246,6 +276,9 @@ export class KubeCluster implements ClusterPort {
 
   async cancelJobs(group: ResourceGroup): Promise<number> {
     const namespace = namespaceForGroup(group.name);
+    // Jobs in a namespace that is not this installation's are not Icepack's to cancel.
+    const ns = await readOrUndefined(() => this.#core.readNamespace({ name: namespace }));
+    if (ns === undefined || this.#refusal(ns) !== undefined) return 0;
     const list = (await readOrUndefined(() =>
       this.#custom.listNamespacedCustomObject({ ...SPARK, namespace }),
     )) as { items?: unknown[] } | undefined;
@@ -257,8 +290,17 @@ export class KubeCluster implements ClusterPort {
 
   async deleteNamespace(group: ResourceGroup): Promise<boolean> {
     const name = namespaceForGroup(group.name);
+    const ns = await readOrUndefined(() => this.#core.readNamespace({ name }));
+    if (ns === undefined) return true;
+    this.#assertOwned(ns);
+    // Already terminating: a second delete would only be refused (409); wait for it to go.
+    if (ns.metadata?.deletionTimestamp !== undefined) return false;
     try {
-      await this.#core.deleteNamespace({ name });
+      // The precondition: a namespace re-created by someone else since the read is not deleted.
+      await this.#core.deleteNamespace({
+        name,
+        body: { preconditions: { uid: ns.metadata?.uid } },
+      });
     } catch (error) {
       if (isNotFound(error)) return true;
       throw error;

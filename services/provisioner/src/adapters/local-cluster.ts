@@ -2,6 +2,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import type { CheckResult } from '@icepack/runtime';
 import type { Amount, Reservation } from '../domain/capacity.ts';
 import { ProvisionerMode } from '../domain/group-record.ts';
+import type { ForeignNamespaceError } from '../domain/ownership.ts';
 import type { ClusterPort } from './cluster-port.ts';
 
 export interface LocalClusterOptions {
@@ -31,6 +32,11 @@ export class LocalCluster implements ClusterPort {
 
   reservations(): Promise<Reservation[]> {
     return Promise.resolve([]);
+  }
+
+  /** No namespaces here. */
+  foreignNamespace(): Promise<ForeignNamespaceError | undefined> {
+    return Promise.resolve(undefined);
   }
 
   applyStep(): Promise<void> {

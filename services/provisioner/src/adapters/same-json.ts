@@ -38,3 +38,27 @@ export function sameQuantities(
   }
   return true;
 }
+
+/**
+ * Whether `current` (as the API server stores it) holds everything `desired` says: the
+ * server adds defaults (a LimitRange's `default` from its `max`, a subject's `apiGroup`), and
+ * those are not drift. Objects: every desired member matches; arrays: same length, element by
+ * element; anything else: equal.
+ */
+export function holdsJson(current: unknown, desired: unknown): boolean {
+  if (desired === undefined) return true;
+  if (Array.isArray(desired)) {
+    return (
+      Array.isArray(current) &&
+      current.length === desired.length &&
+      desired.every((item, i) => holdsJson(current[i], item))
+    );
+  }
+  if (typeof desired === 'object' && desired !== null) {
+    if (typeof current !== 'object' || current === null || Array.isArray(current)) return false;
+    return Object.entries(desired).every(([key, value]) =>
+      holdsJson((current as Record<string, unknown>)[key], value),
+    );
+  }
+  return current === desired;
+}

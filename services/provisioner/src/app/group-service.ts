@@ -27,6 +27,7 @@ import {
   withPhase,
   withStep,
 } from '../domain/group-record.ts';
+import { ForeignNamespaceError } from '../domain/ownership.ts';
 import type { Clock } from './clock.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
@@ -98,14 +99,24 @@ export class GroupService {
     }
     let allocatable: Amount;
     let reservations: Reservation[];
+    let foreign: ForeignNamespaceError | undefined;
     try {
       allocatable = await cluster.allocatable();
       reservations = await this.#reservations();
+      foreign = await cluster.foreignNamespace(group);
     } catch (error) {
       throw new UnavailableError(
         `cannot read the capacity of ${cluster.where}: ${messageOf(error)}`,
         { cause: error },
       );
+    }
+    // Someone else's `icepack-<group>` is refused before anything is persisted.
+    if (foreign !== undefined) {
+      this.#deps.logger.warn(
+        { group: group.name, namespace: foreign.namespace, error: foreign.message },
+        'resource group refused: its namespace belongs to someone else',
+      );
+      throw foreign;
     }
     checkCapacity(group, allocatable, reservations, cluster.where);
 
@@ -257,10 +268,17 @@ export class GroupService {
           await cluster.applyStep(step, start.group, catalog);
         } catch (error) {
           const message = messageOf(error);
-          logger.warn(
-            { group: start.group.name, step, error: message },
-            'provisioning step failed; the reconcile loop retries',
-          );
+          if (error instanceof ForeignNamespaceError) {
+            logger.error(
+              { group: start.group.name, step, namespace: error.namespace, error: message },
+              'the group namespace belongs to someone else; refusing to adopt it',
+            );
+          } else {
+            logger.warn(
+              { group: start.group.name, step, error: message },
+              'provisioning step failed; the reconcile loop retries',
+            );
+          }
           return this.#step(record, step, StepState.failed, message);
         }
         record = await this.#step(record, step, StepState.done);
@@ -328,7 +346,16 @@ export class GroupService {
 
   async #remove(record: GroupRecord): Promise<GroupRecord | undefined> {
     const { cluster, publisher, store, logger } = this.#deps;
-    if (!(await cluster.deleteNamespace(record.group))) return record; // Still terminating.
+    try {
+      if (!(await cluster.deleteNamespace(record.group))) return record; // Still terminating.
+    } catch (error) {
+      if (!(error instanceof ForeignNamespaceError)) throw error;
+      // Never ours (the group was refused it): left alone, and the group goes without it.
+      logger.error(
+        { group: record.group.name, namespace: error.namespace, error: error.message },
+        'the group namespace belongs to someone else; leaving it in place',
+      );
+    }
     await publisher.tombstoneBinding(record.group.catalog);
     await store.deleteGroup(record);
     logger.info(

@@ -2,6 +2,7 @@ import { parseCatalog, parseResourceGroup } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import {
   configMapObject,
+  namespaceObject,
   resourceQuotaObject,
   roleBindingObject,
   roleObject,
@@ -29,6 +30,26 @@ const catalog = parseCatalog({
 });
 
 describe('namespace objects', () => {
+  it('namespace: Icepack labels, Pod Security restricted enforced, and the installation annotation', () => {
+    expect(namespaceObject(group, 'prod')).toEqual({
+      metadata: {
+        name: 'icepack-sales',
+        labels: {
+          'app.kubernetes.io/managed-by': 'icepack',
+          'icepack.io/group': 'sales',
+          'icepack.io/catalog': 'lake',
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+          'pod-security.kubernetes.io/warn': 'restricted',
+          'pod-security.kubernetes.io/warn-version': 'latest',
+          'pod-security.kubernetes.io/audit': 'restricted',
+          'pod-security.kubernetes.io/audit-version': 'latest',
+        },
+        annotations: { 'icepack.io/installation': 'prod' },
+      },
+    });
+  });
+
   it('quota: the group cpu and memory, and pods for slots × (driver + max executors)', () => {
     expect(resourceQuotaObject(group).spec.hard).toEqual({
       'requests.cpu': '8',

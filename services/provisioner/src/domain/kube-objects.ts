@@ -8,6 +8,8 @@ export const MANAGED_BY = 'icepack';
 export const GROUP_LABEL = 'icepack.io/group';
 export const CATALOG_LABEL = 'icepack.io/catalog';
 export const ICEPACK_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** See ownership.ts. */
+export const INSTALLATION_ANNOTATION = 'icepack.io/installation';
 
 /** Names of the objects inside a group's namespace. */
 export const ObjectNames = {
@@ -31,8 +33,34 @@ function meta(group: ResourceGroup, name: string) {
   return { name, namespace: namespaceForGroup(group.name), labels: labelsFor(group) };
 }
 
-export function namespaceObject(group: ResourceGroup) {
-  return { metadata: { name: namespaceForGroup(group.name), labels: labelsFor(group) } };
+/**
+ * Pod Security Admission for group namespaces: `restricted`, enforced. Spark runs under it
+ * (the job image's user is uid 185, its pods need only emptyDir, configMap and projected
+ * volumes and no capability), provided the driver and executor pods carry the restricted
+ * security context; docs/provisioner.md gives the evidence and the fields. `warn` and `audit`
+ * at the same level make a rejected pod's reason visible to `kubectl` and the audit log.
+ */
+export const POD_SECURITY_LABELS: Readonly<Record<string, string>> = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+  'pod-security.kubernetes.io/audit': 'restricted',
+  'pod-security.kubernetes.io/audit-version': 'latest',
+};
+
+/**
+ * The group's namespace: Icepack's labels, the Pod Security labels, and the annotation naming
+ * the installation that owns it (see ownership.ts).
+ */
+export function namespaceObject(group: ResourceGroup, installation: string) {
+  return {
+    metadata: {
+      name: namespaceForGroup(group.name),
+      labels: { ...labelsFor(group), ...POD_SECURITY_LABELS },
+      annotations: { [INSTALLATION_ANNOTATION]: installation },
+    },
+  };
 }
 
 /**

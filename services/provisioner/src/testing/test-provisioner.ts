@@ -9,6 +9,7 @@ import {
 } from '@icepack/runtime';
 import type { RedisConnection } from '@icepack/runtime';
 import type { InfraEnv } from '@icepack/test';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Meter } from '@opentelemetry/api';
 import { catalogProbe } from '../adapters/catalog-probe.ts';
 import type { CatalogProbe } from '../adapters/catalog-probe.ts';
@@ -34,12 +35,17 @@ export interface ApiError {
 }
 
 export const TEST_TOKEN = 'provisioner-test-token-0123456789';
+export const TEST_INSTALLATION = 'icepack-test';
 
 export interface TestProvisionerOptions {
   readonly infra: InfraEnv;
-  /** Fake API server URL (kubernetes mode); or give `cluster`. */
+  /** The API server and credentials (kubernetes mode); or `kubeUrl` + `kubeToken`; or `cluster`. */
+  readonly kubeConfig?: KubeConfig;
+  /** Fake API server URL (kubernetes mode). */
   readonly kubeUrl?: string;
   readonly kubeToken?: string;
+  /** ICEPACK_INSTALLATION_ID; default `TEST_INSTALLATION`. */
+  readonly installation?: string;
   readonly cluster?: ClusterPort;
   /** Redis key prefix; default a fresh one, so tests never see each other's state. */
   readonly prefix?: string;
@@ -72,7 +78,8 @@ export interface TestProvisioner {
 
 /**
  * The provisioner in this process, wired like `main.ts` to the real Redis and Kafka and to a
- * (fake) Kubernetes API server, behind a real HTTP server on an ephemeral port.
+ * Kubernetes API server (the real local control plane, or the fake one for faults the real one
+ * cannot produce), behind a real HTTP server on an ephemeral port.
  */
 export async function startTestProvisioner(
   options: TestProvisionerOptions,
@@ -88,7 +95,11 @@ export async function startTestProvisioner(
   await producer.connect();
   const redis = createRedisConnection(options.infra.redisUrl, { role: 'client', logger });
   const cluster =
-    options.cluster ?? new KubeCluster(loadKubeConfig(options.kubeUrl, options.kubeToken));
+    options.cluster ??
+    new KubeCluster(
+      options.kubeConfig ?? loadKubeConfig(options.kubeUrl, options.kubeToken),
+      options.installation ?? TEST_INSTALLATION,
+    );
   const provisioner = createProvisioner({
     store: new RedisStore(redis.redis, prefix),
     cluster,

@@ -1,0 +1,34 @@
+import { loadConfig } from '@icepack/runtime';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from './config.ts';
+
+const required = {
+  ICEPACK_KAFKA_BROKERS: '127.0.0.1:9092',
+  ICEPACK_REDIS_URL: 'redis://127.0.0.1',
+  ICEPACK_API_TOKEN: 'a-token-of-at-least-16-chars',
+};
+
+describe('provisioner config', () => {
+  it('requires the installation id in kubernetes mode, naming the variable', () => {
+    expect(() => loadConfig(configSchema, required)).toThrow(
+      /ICEPACK_INSTALLATION_ID: required, not set/,
+    );
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_INSTALLATION_ID: 'icepack/prod' })
+        .ICEPACK_INSTALLATION_ID,
+    ).toBe('icepack/prod');
+  });
+
+  it('needs no installation id in local mode', () => {
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_PROVISIONER_MODE: 'local' })
+        .ICEPACK_PROVISIONER_MODE,
+    ).toBe('local');
+  });
+
+  it('refuses an installation id that cannot be an annotation value it can match', () => {
+    expect(() =>
+      loadConfig(configSchema, { ...required, ICEPACK_INSTALLATION_ID: 'prod cluster' }),
+    ).toThrow(/ICEPACK_INSTALLATION_ID: expected letters, digits and - _ \. \/ inside/);
+  });
+});
