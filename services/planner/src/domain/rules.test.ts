@@ -227,7 +227,7 @@ describe('merge: dangling delete files are work without new data', () => {
     { deletes: 11, dangling: 3, fires: true },
     { deletes: 10, dangling: 10, fires: false }, // not above the delete-file threshold
   ])('$deletes delete files, $dangling dangling, no new data → fires $fires', (c) => {
-    const rule = mergeRule(withDangling(c.deletes, c.dangling), policy, none);
+    const rule = mergeRule(withDangling(c.deletes, c.dangling), policy, none, now);
     expect(rule.fires).toBe(c.fires);
     if (c.fires) expect(rule.blockers).toEqual([]);
   });
