@@ -142,6 +142,7 @@ export {
   secretRefSchema,
   looksLikeSecretKey,
   rejectInlineSecrets,
+  SPARK_REDACTION_REGEX,
   type SecretRef,
 } from './secret-ref.ts';
 export {

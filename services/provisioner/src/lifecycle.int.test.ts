@@ -115,7 +115,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
             type: 'rest',
             uri: infra.catalogUri,
             warehouse: 'wh',
-            auth: { type: 'bearer', token: { env: 'SALES_TOKEN' } },
+            auth: { type: 'bearer', token: { env: 'ICEPACK_SECRET_SALES_TOKEN' } },
           })
         ).status,
       ).toBe(201);
@@ -171,7 +171,7 @@ describe('provisioner: catalogs and resource groups against the fake API server'
       );
       // The secret is referenced by name, never resolved into the ConfigMap.
       expect(JSON.parse(config.data['catalog.json'] ?? '{}')).toMatchObject({
-        auth: { type: 'bearer', token: { env: 'SALES_TOKEN' } },
+        auth: { type: 'bearer', token: { env: 'ICEPACK_SECRET_SALES_TOKEN' } },
       });
       expect(get('serviceaccounts', namespace, 'icepack-spark').metadata.name).toBe(
         'icepack-spark',
