@@ -38,6 +38,8 @@ export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ICEPACK_SCANNER_PARTITIONS_CONCURRENCY: positiveInt(12),
   /** Bound of the manifest cache shared by all tables. */
   ICEPACK_SCANNER_MANIFEST_CACHE_MB: positiveInt(64),
+  /** Largest catalog response read (MiB); a larger one fails the call as a bad response. */
+  ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB: positiveInt(64),
   /** Per-request timeout towards a catalog. */
   ICEPACK_SCANNER_CATALOG_TIMEOUT: duration().default(30_000),
   /** Longest wait before a failed catalog is tried again (backoff doubles up to it). */

@@ -71,6 +71,7 @@ runService(
       secretResolver(process.env, access),
       config.ICEPACK_SCANNER_CATALOG_TIMEOUT,
       access,
+      config.ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB * 2 ** 20,
     );
     const prober = new CatalogProber(health, registry, clients, logger);
     lifecycle.onShutdown('catalog prober', () => prober.stop());

@@ -13,11 +13,18 @@ export class CatalogClients {
   readonly #resolveSecret: SecretResolver;
   readonly #timeoutMs: number;
   readonly #policy: CatalogAccessPolicy;
+  readonly #maxResponseBytes: number;
 
-  constructor(resolveSecret: SecretResolver, timeoutMs: number, policy: CatalogAccessPolicy) {
+  constructor(
+    resolveSecret: SecretResolver,
+    timeoutMs: number,
+    policy: CatalogAccessPolicy,
+    maxResponseBytes: number,
+  ) {
     this.#resolveSecret = resolveSecret;
     this.#timeoutMs = timeoutMs;
     this.#policy = policy;
+    this.#maxResponseBytes = maxResponseBytes;
   }
 
   get(catalog: Catalog): RestCatalog {
@@ -32,9 +39,10 @@ export class CatalogClients {
         `catalog ${catalog.name} refused: ${refused.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
       );
     }
-    const client = new RestCatalog(
-      catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs),
-    );
+    const client = new RestCatalog({
+      ...catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs),
+      maxResponseBytes: this.#maxResponseBytes,
+    });
     this.#clients.set(catalog.name, { definition, client });
     return client;
   }
