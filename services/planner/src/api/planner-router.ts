@@ -57,12 +57,10 @@ export function plannerRouter(options: PlannerRouterOptions): Router {
       throw new HttpError(400, `limit: expected a whole number from 1 to ${max}`);
     }
     if (!(await options.catalogs()).includes(catalog)) {
-      res
-        .status(404)
-        .json({
-          error: 'not-found',
-          message: `the planner has seen no table of catalog ${catalog}`,
-        });
+      res.status(404).json({
+        error: 'not-found',
+        message: `the planner has seen no table of catalog ${catalog}`,
+      });
       return;
     }
     const now = clock().getTime();
