@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Topics, sampleBinding, sampleMergeTask, sampleTableId, tableKey } from '@icepack/types';
+import { resolve } from 'node:path';
+import { deleteTopics, KafkaClient, createLogger } from '@icepack/runtime';
+import { ServiceProcess } from '@icepack/runtime/testing';
+import { Redis } from 'ioredis';
+import { sparkSql } from '../fixtures/spark-sql.ts';
+import {
+  queueNameForCatalog,
+  Topics,
+  sampleBinding,
+  sampleMergeTask,
+  sampleTableId,
+  tableKey,
+} from '@icepack/types';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { LocalCluster } from '../../../services/provisioner/src/adapters/local-cluster.ts';
 import { startTestProvisioner } from '../../../services/provisioner/src/testing/test-provisioner.ts';
@@ -11,11 +23,7 @@ import {
   startScanner,
   testNames,
 } from '../../../services/metadata-scanner/src/testing/scanner-harness.ts';
-import {
-  createNamespace,
-  createTable,
-  dropNamespaceTree,
-} from '../../../services/metadata-scanner/src/testing/rest-tables.ts';
+import { dropNamespaceTree } from '../../../services/metadata-scanner/src/testing/rest-tables.ts';
 import { TopicReader } from '../../../services/metadata-scanner/src/testing/topic-reader.ts';
 
 // Known secrets go in where an operator or an attacker would put them; every log line and
@@ -82,8 +90,15 @@ describe('known secrets through registration → Kafka → scanner, and the job 
     await catalogs.waitFor(() => catalogs.byKey(catalog).length > 0, 'the catalog on Kafka');
 
     const table = sampleTableId({ catalog, namespace: [names.id], name: 'orders' });
-    await createNamespace(infra.catalogUri, table.namespace);
-    await createTable(infra.catalogUri, table.namespace, table.name);
+    // Three snapshots above a snapshot threshold of 1: the planner queues a cleanup task.
+    const sqlName = `h6.${names.id}.${table.name}`;
+    await sparkSql(infra, 'h6', [
+      `CREATE NAMESPACE IF NOT EXISTS h6.${names.id}`,
+      `CREATE TABLE ${sqlName} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', 'icepack.snapshot-threshold'='1')`,
+      `INSERT INTO ${sqlName} VALUES (1)`,
+      `INSERT INTO ${sqlName} VALUES (2)`,
+      `INSERT INTO ${sqlName} VALUES (3)`,
+    ]);
     cleanups.push(() => cleanupTest(infra, names));
     cleanups.push(() => dropNamespaceTree(infra.catalogUri, [names.id]));
     const scanner = await startScanner(
@@ -104,6 +119,57 @@ describe('known secrets through registration → Kafka → scanner, and the job 
       () => states.byKey(tableKey(table)).length > 0,
       'the scanned table on the table-state topic',
     );
+
+    // The planner takes the state and queues a task in the catalog's BullMQ queue.
+    const plannerGroup = `${names.id}-planner`;
+    const plannerTopics = [`${names.id}.task-events`, `${names.id}.planner-dlq`];
+    const planner = await ServiceProcess.start({
+      entry: resolve(import.meta.dirname, '../../../services/planner/src/main.ts'),
+      env: {
+        ICEPACK_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        ICEPACK_REDIS_URL: infra.redisUrl,
+        ICEPACK_API_TOKEN: `planner-token-${suffix}-0123456789`,
+        ICEPACK_LOG_LEVEL: 'debug',
+        ICEPACK_PLANNER_GROUP_ID: plannerGroup,
+        ICEPACK_PLANNER_TABLE_STATE_TOPIC: names.tableState,
+        ICEPACK_PLANNER_TASK_EVENTS_TOPIC: plannerTopics[0]!,
+        ICEPACK_PLANNER_DLQ_TOPIC: plannerTopics[1]!,
+      },
+    });
+    const redis = new Redis(infra.redisUrl);
+    const queueKeys = `icepack:${queueNameForCatalog(catalog)}:*`;
+    cleanups.push(async () => {
+      const keys = await redis.keys(queueKeys);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+      const logger = createLogger({ service: 'redaction-test', level: 'silent' });
+      const kafka = new KafkaClient({ brokers: infra.kafkaBrokers, clientId: 'h6', logger });
+      await deleteTopics(kafka, plannerTopics).catch(() => undefined);
+      const admin = kafka.kafka.admin();
+      await admin.connect();
+      await admin.deleteGroups([plannerGroup]).catch(() => undefined);
+      await admin.disconnect();
+      await kafka.close();
+    });
+    cleanups.push(() => planner.stop('SIGTERM'));
+    // Every hash of the catalog's queue: its jobs (data = the task) and its meta.
+    const queueHashes = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for (const key of await redis.keys(queueKeys)) {
+        if ((await redis.type(key)) === 'hash') out.push(JSON.stringify(await redis.hgetall(key)));
+      }
+      return out;
+    };
+    let jobs: string[] = [];
+    for (let i = 0; i < 600; i += 1) {
+      jobs = await queueHashes();
+      if (jobs.some((job) => job.includes('"data"') && job.includes(table.name))) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(
+      jobs.some((job) => job.includes('"data"') && job.includes(table.name)),
+      planner.describe(),
+    ).toBe(true);
 
     const dispatcherConf = sparkApplication(
       {
@@ -131,6 +197,9 @@ describe('known secrets through registration → Kafka → scanner, and the job 
     ) as { spec: { sparkConf: Record<string, string> } };
 
     const produced = [
+      ...jobs,
+      ...planner.lines.map((line) => JSON.stringify(line)),
+      ...planner.stderr,
       ...scanner.lines.map((line) => JSON.stringify(line)),
       ...scanner.stderr,
       ...catalogs.byKey(catalog).map((m) => JSON.stringify(m)),
@@ -153,5 +222,5 @@ describe('known secrets through registration → Kafka → scanner, and the job 
       'spark.hadoop.fs.azure.account.key.lake.dfs.core.windows.net',
     ])
       expect(javaLike.test(key), key).toBe(true);
-  });
+  }, 300_000);
 });
