@@ -20,6 +20,7 @@ export {
   type ResolvedRestCatalogOptions,
 } from './catalog/rest-catalog-options.ts';
 export { DEFAULT_OAUTH2_SCOPE, type RestCatalogAuth } from './catalog/catalog-auth.ts';
+export { DEFAULT_MAX_RESPONSE_BYTES } from './catalog/bounded-body.ts';
 export { OAuth2TokenSource, type OAuth2TokenOptions } from './catalog/oauth2-token.ts';
 export {
   resolveRetry,
@@ -79,6 +80,7 @@ export {
 export { decodeManifestList } from './manifest/manifest-list-reader.ts';
 export { decodeManifest, type DecodeManifestResult } from './manifest/manifest-reader.ts';
 export {
+  MAX_AVRO_DECOMPRESSED_BYTES,
   readAvroContainer,
   type AvroContainer,
   type AvroBlock,

@@ -8,6 +8,22 @@ export { loadConfig } from './config/load-config.ts';
 export { redactConfig } from './config/redact-config.ts';
 export { isSecret, secret } from './config/secret.ts';
 
+// Catalog access: where secret references resolve from, which addresses may be called
+export {
+  addressProblem,
+  catalogAccessProblems,
+  DEFAULT_SECRET_ENV_PREFIX,
+  DEFAULT_SECRETS_DIR,
+  defaultCatalogAccessPolicy,
+  hostProblem,
+  secretRefProblem,
+} from './secrets/catalog-access-policy.ts';
+export type { CatalogAccessPolicy, CatalogAccessProblem } from './secrets/catalog-access-policy.ts';
+export { catalogAccessConfig, catalogAccessPolicy } from './secrets/catalog-access-config.ts';
+export { resolvedAddressProblem } from './secrets/resolved-address.ts';
+export { SecretResolutionError, secretResolver } from './secrets/secret-resolver.ts';
+export type { SecretResolver } from './secrets/secret-resolver.ts';
+
 // Logging
 export { createLogger, REDACTED_PATHS, withContext } from './logger/create-logger.ts';
 export type { LogContext, Logger, LoggerOptions } from './logger/create-logger.ts';

@@ -31,6 +31,11 @@ export const catalogSchema = z.strictObject({
   uri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
   warehouse: z.string().min(1).optional(),
   auth: catalogAuthSchema.default({ type: 'none' }),
+  /**
+   * The provisioner's connectivity check sends the resolved credential only when this is
+   * true (the operator vouches for `uri`); otherwise it probes without credentials.
+   */
+  probeCredentials: z.boolean().optional(),
   /** Extra catalog client properties; secrets are not allowed here. */
   properties: stringMap.superRefine(rejectInlineSecrets).default({}),
 });

@@ -145,6 +145,7 @@ export {
   secretRefSchema,
   looksLikeSecretKey,
   rejectInlineSecrets,
+  SPARK_REDACTION_REGEX,
   type SecretRef,
 } from './secret-ref.ts';
 export {

@@ -24,10 +24,31 @@ export const secretRefSchema = z
             .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' }),
         }),
         z.strictObject({
-          file: z.string().startsWith('/', { error: 'expected an absolute file path' }),
+          file: z
+            .string()
+            .startsWith('/', { error: 'expected an absolute file path' })
+            .refine((path) => !path.split('/').some((part) => part === '..' || part === '.'), {
+              error: 'expected a normalised path without "." or ".." segments',
+            }),
         }),
         z.strictObject({
-          secret: z.strictObject({ name: z.string().min(1), key: z.string().min(1) }),
+          secret: z.strictObject({
+            // Kubernetes Secret names are DNS-1123 subdomains; keys are [-._a-zA-Z0-9]+.
+            // Both become path segments where the chart mounts Secrets, so no `..`, no `/`.
+            name: z
+              .string()
+              .max(253)
+              .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+                error: 'expected a Kubernetes Secret name (DNS-1123 subdomain)',
+              }),
+            key: z
+              .string()
+              .max(253)
+              .regex(/^[-._a-zA-Z0-9]+$/, { error: 'expected a Secret key ([-._a-zA-Z0-9]+)' })
+              .refine((key) => key !== '.' && key !== '..', {
+                error: 'expected a Secret key, not "." or ".."',
+              }),
+          }),
         }),
       ],
       { error: `expected a secret reference; ${HOW_TO_REFERENCE}` },
@@ -39,9 +60,21 @@ export type SecretRef =
   | { readonly secret: { readonly name: string; readonly key: string } };
 
 // Property keys that carry a credential in Iceberg/Hadoop/cloud configs: `credential`,
-// `token`, `s3.secret-access-key`, `s3.session-token`, `adls.sas-token.*`, `*password*`.
+// `token`, `s3.secret-access-key`, `s3.session-token`, `adls.sas-token.*`, `*password*`,
+// REST headers that authenticate (`header.Authorization`, `header.Cookie`, `header.X-Api-Key`)
+// and Azure shared keys (`adls.auth.shared-key.account.key`,
+// `fs.azure.account.key.<account>.dfs.core.windows.net`). The one deny list: properties,
+// Spark conf, ConfigMaps and logs all use it.
 const SECRET_PROPERTY_KEY =
-  /secret|password|passwd|sas-token|private-key|(^|[._-])(credential|credentials|token|api-key|apikey)$/i;
+  /secret|password|passwd|sas-token|private-key|account\.key|(^|\.)header\.(authorization|proxy-authorization|cookie|x-api-key|api-key)$|(^|[._-])(credential|credentials|token|api-key|apikey)$/i;
+
+/**
+ * Spark's `spark.redaction.regex` for Icepack's jobs: Spark's default
+ * (`(?i)secret|password|token|access[.]key`) plus what the deny list above covers, so the
+ * OAuth `credential` the job sets on its catalog is redacted in the UI, event log and logs.
+ */
+export const SPARK_REDACTION_REGEX =
+  '(?i)secret|password|passwd|token|access[.]key|account[.]key|credential|authorization|cookie|api-?key|private[.-]key';
 
 /** True for a config key whose value would be a secret. */
 export function looksLikeSecretKey(key: string): boolean {

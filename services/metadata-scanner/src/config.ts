@@ -1,4 +1,4 @@
-import { baseConfigSchema, duration } from '@icepack/runtime';
+import { baseConfigSchema, catalogAccessConfig, duration } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { z } from 'zod';
 
@@ -6,6 +6,7 @@ const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default
 
 /** Environment variables of the metadata-scanner; see README.md. */
 export const configSchema = baseConfigSchema('metadata-scanner').extend({
+  ...catalogAccessConfig,
   /**
    * Catalogs and bindings to start with, until (or besides) the provisioner publishes them:
    * a path to a YAML or JSON file, or the JSON document itself (starts with `{`).
@@ -37,6 +38,8 @@ export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ICEPACK_SCANNER_PARTITIONS_CONCURRENCY: positiveInt(12),
   /** Bound of the manifest cache shared by all tables. */
   ICEPACK_SCANNER_MANIFEST_CACHE_MB: positiveInt(64),
+  /** Largest catalog response read (MiB); a larger one fails the call as a bad response. */
+  ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB: positiveInt(64),
   /** Per-request timeout towards a catalog. */
   ICEPACK_SCANNER_CATALOG_TIMEOUT: duration().default(30_000),
   /** Longest wait before a failed catalog is tried again (backoff doubles up to it). */

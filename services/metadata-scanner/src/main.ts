@@ -1,12 +1,14 @@
 // Composition root of the metadata-scanner: config → telemetry → logger → clients → HTTP → start → drain.
 import { ManifestCache } from '@icepack/iceberg';
 import {
+  catalogAccessPolicy,
   createRedisConnection,
   ensureTopics,
   EnvelopeConsumer,
   openServiceCore,
   retryUntil,
   runService,
+  secretResolver,
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { loadBootstrap } from './adapters/bootstrap-source.ts';
@@ -19,7 +21,6 @@ import { Discovery } from './adapters/discovery.ts';
 import { KnownTablesStore } from './adapters/known-tables-store.ts';
 import { ScanRequestBatchPublisher } from './adapters/scan-request-batch.ts';
 import { ScannerMetrics } from './adapters/scanner-metrics.ts';
-import { secretResolver } from './adapters/secret-resolver.ts';
 import { TableScanner } from './adapters/table-scanner.ts';
 import { TableStateStore } from './adapters/table-state-store.ts';
 import { configSchema } from './config.ts';
@@ -65,9 +66,12 @@ runService(
       initialMs: 1_000,
       maxMs: config.ICEPACK_SCANNER_CATALOG_MAX_BACKOFF,
     });
+    const access = catalogAccessPolicy(config);
     const clients = new CatalogClients(
-      secretResolver(process.env),
+      secretResolver(process.env, access),
       config.ICEPACK_SCANNER_CATALOG_TIMEOUT,
+      access,
+      config.ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB * 2 ** 20,
     );
     const prober = new CatalogProber(health, registry, clients, logger);
     lifecycle.onShutdown('catalog prober', () => prober.stop());

@@ -41,7 +41,7 @@ beforeAll(async () => {
   );
   await planner.handleState(tableState({ snapshots: 60 }, { table: table('old') }));
   http = createHttpServer({ port: 0, host: '127.0.0.1', logger });
-  http.app.use('/v1', plannerRouter({ planner, queue, token }));
+  http.app.use('/v1', plannerRouter({ planner, queue, token, catalogs: () => states.catalogs() }));
   await http.listen();
 });
 
@@ -132,6 +132,25 @@ describe('planner API', () => {
     ]);
     expect((await get(`/v1/catalogs/${catalog}/queue?limit=1`)).body.tasks).toHaveLength(1);
     expect((await get(`/v1/catalogs/${catalog}/queue?limit=0`)).status).toBe(400);
-    expect((await get(`/v1/catalogs/unknown-${catalog}/queue`)).body.tasks).toEqual([]);
+  });
+
+  it('answers 404 for a catalog it has not seen, without opening a queue for it', async () => {
+    const before = queue.cachedQueues;
+    for (let i = 0; i < 20; i += 1) {
+      const unknown = await get(`/v1/catalogs/unknown-${String(i)}-${catalog}/queue`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.message).toContain(`unknown-${String(i)}-${catalog}`);
+    }
+    expect(queue.cachedQueues).toBe(before);
+  });
+
+  it('keeps at most maxCachedQueues queue objects, dropping the least recently used', () => {
+    const small = new TaskQueue({ connection: redis, maxCachedQueues: 3 });
+    const first = small.queue(`${catalog}-a`);
+    for (const name of ['b', 'c']) small.queue(`${catalog}-${name}`);
+    expect(small.queue(`${catalog}-a`)).toBe(first); // a hit: `a` is now the most recent
+    for (const name of ['d', 'e', 'f', 'g']) small.queue(`${catalog}-${name}`);
+    expect(small.cachedQueues).toBe(3);
+    expect(small.queue(`${catalog}-a`)).not.toBe(first); // dropped, reopened on use
   });
 });

@@ -61,7 +61,15 @@ runService(
       scoreOptions: scores,
       catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
     });
-    http.app.use('/v1', plannerRouter({ planner, queue, token: config.ICEPACK_API_TOKEN }));
+    http.app.use(
+      '/v1',
+      plannerRouter({
+        planner,
+        queue,
+        token: config.ICEPACK_API_TOKEN,
+        catalogs: () => states.catalogs(),
+      }),
+    );
     await core.listen(http);
 
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });

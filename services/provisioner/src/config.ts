@@ -1,9 +1,10 @@
-import { baseConfigSchema, duration, secret, url } from '@icepack/runtime';
+import { baseConfigSchema, catalogAccessConfig, duration, secret, url } from '@icepack/runtime';
 import { z } from 'zod';
 
 /** Environment variables of the provisioner; see README.md. */
 export const configSchema = baseConfigSchema('provisioner')
   .extend({
+    ...catalogAccessConfig,
     /** Bearer token the API requires. */
     ICEPACK_API_TOKEN: secret(z.string().min(16, 'expected at least 16 characters')),
     /** `kubernetes` (namespaces, quotas, RBAC) or `local` (budgets on this machine). */

@@ -91,7 +91,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
             type: 'rest',
             uri: infra.catalogUri,
             warehouse: 'wh',
-            auth: { type: 'bearer', token: { env: 'SALES_TOKEN' } },
+            auth: { type: 'bearer', token: { env: 'ICEPACK_SECRET_SALES_TOKEN' } },
           })
         ).status,
       ).toBe(201);
@@ -164,7 +164,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
       );
       // The secret is referenced by name, never resolved into the ConfigMap.
       expect(JSON.parse(config.data?.['catalog.json'] ?? '{}')).toMatchObject({
-        auth: { type: 'bearer', token: { env: 'SALES_TOKEN' } },
+        auth: { type: 'bearer', token: { env: 'ICEPACK_SECRET_SALES_TOKEN' } },
       });
       expect(
         (await suite.core.readNamespacedServiceAccount({ name: 'icepack-spark', namespace }))

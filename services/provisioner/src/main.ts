@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Topics, TopicSpecs } from '@icepack/types';
 import {
+  catalogAccessPolicy,
   ensureTopics,
   openServiceCore,
   requireBearerToken,
@@ -52,13 +53,15 @@ runService(
           );
 
     const cluster = clusterFor(config);
+    const access = catalogAccessPolicy(config);
 
     const provisioner = createProvisioner({
       store: new RedisStore(redis.redis, config.ICEPACK_PROVISIONER_KEY_PREFIX),
       cluster,
       publisher: new KafkaPublisher(producer),
       activity: new BullmqTaskActivity(redis.redis),
-      probe: catalogProbe({ timeoutMs: config.ICEPACK_CATALOG_PROBE_TIMEOUT }),
+      probe: catalogProbe({ timeoutMs: config.ICEPACK_CATALOG_PROBE_TIMEOUT, policy: access }),
+      access,
       logger,
       reconcileIntervalMs: config.ICEPACK_RECONCILE_INTERVAL,
       drainTimeoutMs: config.ICEPACK_DRAIN_TIMEOUT,

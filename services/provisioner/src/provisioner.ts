@@ -1,6 +1,7 @@
 import type { Meter } from '@opentelemetry/api';
 import type { Router } from 'express';
-import type { Logger } from '@icepack/runtime';
+import { defaultCatalogAccessPolicy } from '@icepack/runtime';
+import type { CatalogAccessPolicy, Logger } from '@icepack/runtime';
 import type { CatalogProbe } from './adapters/catalog-probe.ts';
 import type { ClusterPort } from './adapters/cluster-port.ts';
 import { ProvisionerMetrics } from './adapters/provisioner-metrics.ts';
@@ -23,6 +24,8 @@ export interface ProvisionerOptions {
   readonly activity: TaskActivity;
   readonly probe: CatalogProbe;
   readonly logger: Logger;
+  /** Allowed secret sources and catalog addresses. Default {@link defaultCatalogAccessPolicy}. */
+  readonly access?: CatalogAccessPolicy;
   /** Default the system clock. */
   readonly clock?: Clock;
   /** Time between reconcile passes. Default 60 000 ms. */
@@ -68,6 +71,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
     probe: options.probe,
     logger: options.logger,
     clock,
+    access: options.access ?? defaultCatalogAccessPolicy,
     onCatalogChanged: (name) => groups.catalogChanged(name),
   });
   const reconciler = new Reconciler(groups, catalogs, {

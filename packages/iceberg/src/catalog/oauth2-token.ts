@@ -1,4 +1,5 @@
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from './bounded-body.ts';
 
 export interface OAuth2TokenOptions {
   readonly serverUri: string;
@@ -7,6 +8,8 @@ export interface OAuth2TokenOptions {
   /** Refresh this long before expiry. Default: 60 s (or half the lifetime, if shorter). */
   readonly refreshMarginMs?: number;
   readonly timeoutMs: number;
+  /** Largest token response read. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
+  readonly maxResponseBytes?: number;
   readonly now?: () => number;
 }
 
@@ -78,7 +81,11 @@ export class OAuth2TokenSource {
         cause: error,
       });
     }
-    const text = await response.text();
+    const text = await readBoundedText(
+      response,
+      this.#options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      CALL,
+    );
     if (!response.ok) {
       const kind =
         response.status === 400 || response.status === 401

@@ -1,4 +1,5 @@
 import type { RestCatalogAuth } from './catalog-auth.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './bounded-body.ts';
 import { resolveRetry, type ResolvedRetry, type RetryOptions } from './retry-policy.ts';
 import type { FileIO } from '../io/file-io.ts';
 import type { StorageCredential } from '../io/storage-credentials.ts';
@@ -16,6 +17,8 @@ export interface RestCatalogOptions {
   readonly auth?: RestCatalogAuth;
   /** Per attempt. Default: 30 s. */
   readonly timeoutMs?: number;
+  /** Largest catalog response body read (else a `bad-response` error). Default: 64 MiB. */
+  readonly maxResponseBytes?: number;
   readonly retry?: RetryOptions;
   /** Ask for vended storage credentials on load table. Default: true. */
   readonly vendedCredentials?: boolean;
@@ -38,6 +41,7 @@ export interface ResolvedRestCatalogOptions {
   readonly properties: Readonly<Record<string, string>>;
   readonly auth: RestCatalogAuth;
   readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
   readonly retry: ResolvedRetry;
   readonly vendedCredentials: boolean;
   readonly pageSize: number;
@@ -53,6 +57,7 @@ export function resolveRestCatalogOptions(options: RestCatalogOptions): Resolved
     properties: options.properties ?? {},
     auth: options.auth ?? { type: 'none' },
     timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     retry: resolveRetry(options.retry),
     vendedCredentials: options.vendedCredentials ?? true,
     pageSize: options.pageSize ?? 100,

@@ -67,13 +67,14 @@ export class RestCatalog {
 
   constructor(options: RestCatalogOptions) {
     this.options = resolveRestCatalogOptions(options);
-    const { auth, uri, timeoutMs, properties } = this.options;
+    const { auth, uri, timeoutMs, maxResponseBytes, properties } = this.options;
     if (auth.type === 'oauth2') {
       this.#tokens = new OAuth2TokenSource({
         serverUri: auth.serverUri ?? properties['oauth2-server-uri'] ?? `${uri}/v1/oauth/tokens`,
         credential: auth.credential,
         scope: auth.scope ?? properties.scope ?? DEFAULT_OAUTH2_SCOPE,
         timeoutMs,
+        maxResponseBytes,
         ...(options.now === undefined ? {} : { now: options.now }),
       });
     }
@@ -81,6 +82,7 @@ export class RestCatalog {
     this.#transport = new RestTransport({
       uri,
       timeoutMs,
+      maxResponseBytes,
       retry: this.options.retry,
       headers: {},
       sleep: options.sleep ?? sleepFor,

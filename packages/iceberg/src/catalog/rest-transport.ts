@@ -1,5 +1,6 @@
 import type { TableId } from '@icepack/types';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
+import { readBoundedText } from './bounded-body.ts';
 import { parseRetryAfter, retryDelayMs, type ResolvedRetry } from './retry-policy.ts';
 
 export interface RestRequest {
@@ -25,6 +26,8 @@ export interface RestResponse {
 export interface TransportOptions {
   readonly uri: string;
   readonly timeoutMs: number;
+  /** Largest response body read; a larger one is a `bad-response` error. */
+  readonly maxResponseBytes: number;
   readonly retry: ResolvedRetry;
   readonly headers: Readonly<Record<string, string>>;
   /** Authorization header value (or undefined); `refresh` after a 401 to try a new token once. */
@@ -156,7 +159,7 @@ export class RestTransport {
         },
         signal,
       });
-      const text = await response.text();
+      const text = await readBoundedText(response, this.#options.maxResponseBytes, request.call);
       return { status: response.status, headers: response.headers, text };
     } catch (error) {
       if (error instanceof IcebergError) throw error;

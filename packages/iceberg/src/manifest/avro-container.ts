@@ -40,24 +40,43 @@ function readLong(buf: Buffer, pos: number, file: string): [number, number] {
   return [n % 2 === 0 ? n / 2 : -(n + 1) / 2, pos];
 }
 
-function decompress(codec: string, data: Buffer, file: string): Buffer {
+/**
+ * Most bytes one Avro file (manifest, manifest list) may decompress to: 256 MiB, far above
+ * what Iceberg writes (8 MiB manifests by default) and small enough that a decompression
+ * bomb from a hostile catalog cannot exhaust the scanner's memory.
+ */
+export const MAX_AVRO_DECOMPRESSED_BYTES = 256 * 2 ** 20;
+
+function decompress(codec: string, data: Buffer, file: string, budget: number): Buffer {
+  const tooLarge = (): IcebergError =>
+    corrupt(
+      file,
+      `decompresses to more than ${String(budget)} more bytes (the limit per file is reached: a damaged or hostile file)`,
+    );
+  let out: Buffer;
   try {
     switch (codec) {
       case 'null':
-        return data;
-      case 'deflate':
-        return inflateRawSync(data);
-      case 'zstandard':
-        return zstdDecompressSync(data);
-      default:
+        out = data;
         break;
+      case 'deflate':
+        out = inflateRawSync(data, { maxOutputLength: Math.max(1, budget) });
+        break;
+      case 'zstandard':
+        out = zstdDecompressSync(data, { maxOutputLength: Math.max(1, budget) });
+        break;
+      default:
+        throw new IcebergError(IcebergErrorKind.unsupported, `unsupported Avro codec "${codec}"`, {
+          file,
+        });
     }
   } catch (error) {
+    if (error instanceof IcebergError) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
     throw corrupt(file, `cannot ${codec}-decompress a block`, error);
   }
-  throw new IcebergError(IcebergErrorKind.unsupported, `unsupported Avro codec "${codec}"`, {
-    file,
-  });
+  if (out.length > budget) throw tooLarge();
+  return out;
 }
 
 /**
@@ -65,7 +84,11 @@ function decompress(codec: string, data: Buffer, file: string): Buffer {
  * structural damage (bad magic, truncated block, wrong sync marker) is a `corrupt-file`
  * error naming the file.
  */
-export function readAvroContainer(bytes: Uint8Array, file: string): AvroContainer {
+export function readAvroContainer(
+  bytes: Uint8Array,
+  file: string,
+  maxDecompressedBytes = MAX_AVRO_DECOMPRESSED_BYTES,
+): AvroContainer {
   const buf = Buffer.isBuffer(bytes)
     ? bytes
     : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -89,6 +112,7 @@ export function readAvroContainer(bytes: Uint8Array, file: string): AvroContaine
   const sync = buf.subarray(decoded.offset, decoded.offset + SYNC_SIZE);
 
   const blocks: AvroBlock[] = [];
+  let budget = maxDecompressedBytes;
   let pos = decoded.offset + SYNC_SIZE;
   while (pos < buf.length) {
     let count: number;
@@ -98,7 +122,8 @@ export function readAvroContainer(bytes: Uint8Array, file: string): AvroContaine
     if (count < 0 || size < 0 || pos + size + SYNC_SIZE > buf.length) {
       throw corrupt(file, `truncated block at byte ${pos}`);
     }
-    const data = decompress(codec, buf.subarray(pos, pos + size), file);
+    const data = decompress(codec, buf.subarray(pos, pos + size), file, budget);
+    budget -= data.length;
     pos += size;
     if (!buf.subarray(pos, pos + SYNC_SIZE).equals(sync))
       throw corrupt(file, `bad sync marker at byte ${pos}`);

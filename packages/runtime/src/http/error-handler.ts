@@ -35,6 +35,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(error.status).json({ error: codeFor(error.status), message: error.message });
       return;
     }
+    const tooLarge = bodyTooLarge(error);
+    if (tooLarge !== undefined) {
+      res.status(413).json({
+        error: 'payload_too_large',
+        message: `request body is larger than the limit of ${String(tooLarge)} bytes`,
+        limit: tooLarge,
+      });
+      return;
+    }
     if (isBodyParseError(error)) {
       res.status(400).json({ error: 'invalid_json', message: 'request body is not valid JSON' });
       return;
@@ -56,6 +65,13 @@ function validationFields(error: unknown): readonly FieldProblem[] | undefined {
 
 function describe(fields: readonly FieldProblem[]): string {
   return fields.map((field) => `${field.path || '(body)'}: ${field.message}`).join('; ');
+}
+
+/** body-parser's `entity.too.large`: the limit in bytes, else undefined. */
+function bodyTooLarge(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { type, limit } = error as { type?: unknown; limit?: unknown };
+  return type === 'entity.too.large' && typeof limit === 'number' ? limit : undefined;
 }
 
 function isBodyParseError(error: unknown): boolean {

@@ -3,6 +3,7 @@ import { access, appendFile, mkdir, open, readFile, rename, writeFile } from 'no
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SPARK_REDACTION_REGEX } from '@icepack/types';
 import type { TaskError } from '@icepack/types';
 import { errorWithoutResult, jobResultSchema } from './job-result.ts';
 import { processAlive, signalGroup } from './local-process.ts';
@@ -136,6 +137,8 @@ export class LocalRunner implements SparkRunner {
       ...(this.opts.sparkJars === undefined ? {} : { 'spark.jars': this.opts.sparkJars }),
       ...request.binding.spark.sparkConf,
       ...this.opts.sparkConf,
+      // Last, so a group's sparkConf cannot weaken it: the job's catalog credential is redacted.
+      'spark.redaction.regex': SPARK_REDACTION_REGEX,
     };
     const args = [
       '--master',

@@ -1,3 +1,4 @@
+import { SPARK_REDACTION_REGEX } from '@icepack/types';
 import type { Task } from '@icepack/types';
 import type { RunRequest } from './spark-runner.ts';
 import { taskHash } from './run-key.ts';
@@ -125,6 +126,8 @@ export function sparkApplication(
       sparkConf: {
         'spark.sql.shuffle.partitions': String(size.executor.cores * size.executor.instances),
         ...binding.spark.sparkConf,
+        // Last, so a group's sparkConf cannot weaken it: the job's catalog credential is redacted.
+        'spark.redaction.regex': SPARK_REDACTION_REGEX,
       },
       restartPolicy: { type: 'Never' },
       timeToLiveSeconds: options.timeToLiveSeconds,

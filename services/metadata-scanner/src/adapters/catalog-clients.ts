@@ -1,6 +1,8 @@
 import { RestCatalog } from '@icepack/iceberg';
+import { catalogAccessProblems, SecretResolutionError } from '@icepack/runtime';
+import type { CatalogAccessPolicy, SecretResolver } from '@icepack/runtime';
 import type { Catalog } from '@icepack/types';
-import { catalogClientOptions, type SecretResolver } from '../domain/catalog-client-options.ts';
+import { catalogClientOptions } from '../domain/catalog-client-options.ts';
 
 /**
  * One REST client per catalog, rebuilt when the catalog's definition changes (a new URI
@@ -10,19 +12,37 @@ export class CatalogClients {
   readonly #clients = new Map<string, { definition: string; client: RestCatalog }>();
   readonly #resolveSecret: SecretResolver;
   readonly #timeoutMs: number;
+  readonly #policy: CatalogAccessPolicy;
+  readonly #maxResponseBytes: number;
 
-  constructor(resolveSecret: SecretResolver, timeoutMs: number) {
+  constructor(
+    resolveSecret: SecretResolver,
+    timeoutMs: number,
+    policy: CatalogAccessPolicy,
+    maxResponseBytes: number,
+  ) {
     this.#resolveSecret = resolveSecret;
     this.#timeoutMs = timeoutMs;
+    this.#policy = policy;
+    this.#maxResponseBytes = maxResponseBytes;
   }
 
   get(catalog: Catalog): RestCatalog {
     const definition = JSON.stringify(catalog);
     const existing = this.#clients.get(catalog.name);
     if (existing?.definition === definition) return existing.client;
-    const client = new RestCatalog(
-      catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs),
-    );
+    // A definition from Kafka is checked like an API body: the topic's writers are not
+    // trusted to point credentials at metadata endpoints or at the service's own secrets.
+    const refused = catalogAccessProblems(catalog, this.#policy);
+    if (refused.length > 0) {
+      throw new SecretResolutionError(
+        `catalog ${catalog.name} refused: ${refused.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+      );
+    }
+    const client = new RestCatalog({
+      ...catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs),
+      maxResponseBytes: this.#maxResponseBytes,
+    });
     this.#clients.set(catalog.name, { definition, client });
     return client;
   }

@@ -1,8 +1,6 @@
 import type { RestCatalogOptions } from '@icepack/iceberg';
-import type { Catalog, SecretRef } from '@icepack/types';
-
-/** Turns a secret reference into its value; throws naming the reference when it cannot. */
-export type SecretResolver = (ref: SecretRef, field: string) => string;
+import type { SecretResolver } from '@icepack/runtime';
+import type { Catalog } from '@icepack/types';
 
 /**
  * REST client options for a catalog definition. Secrets are resolved here, at the last

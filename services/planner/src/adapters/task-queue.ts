@@ -49,7 +49,12 @@ export interface TaskQueueOptions {
   readonly connection: Redis;
   /** BullMQ key prefix. Default `icepack` (`BULLMQ_PREFIX`). */
   readonly prefix?: string;
+  /** Queue objects kept open, least recently used dropped first. Default {@link QUEUE_CACHE_SIZE}. */
+  readonly maxCachedQueues?: number;
 }
+
+/** How many per-catalog queue objects the planner keeps (LRU); a dropped one is reopened on use. */
+export const QUEUE_CACHE_SIZE = 256;
 
 /** A waiting task as the queue API lists it. */
 export interface WaitingTask {
@@ -75,22 +80,39 @@ const INDEX_BUDGET = 1_000;
 export class TaskQueue {
   readonly #redis: Redis;
   readonly #prefix: string;
+  // Insertion order is recency order: a hit moves the catalog to the end.
   readonly #queues = new Map<string, Queue>();
+  readonly #maxQueues: number;
 
   constructor(options: TaskQueueOptions) {
     this.#redis = options.connection;
     this.#prefix = options.prefix ?? BULLMQ_PREFIX;
+    this.#maxQueues = Math.max(1, options.maxCachedQueues ?? QUEUE_CACHE_SIZE);
   }
 
-  /** The catalog's queue (created on first use, then cached). */
+  /** Queue objects currently cached (at most `maxCachedQueues`). */
+  get cachedQueues(): number {
+    return this.#queues.size;
+  }
+
+  /** The catalog's queue (created on first use, then cached, least recently used dropped). */
   queue(catalog: string): Queue {
     let queue = this.#queues.get(catalog);
-    if (queue === undefined) {
-      queue = new Queue(queueNameForCatalog(catalog), {
-        connection: this.#redis,
-        prefix: this.#prefix,
-      });
+    if (queue !== undefined) {
+      this.#queues.delete(catalog);
       this.#queues.set(catalog, queue);
+      return queue;
+    }
+    queue = new Queue(queueNameForCatalog(catalog), {
+      connection: this.#redis,
+      prefix: this.#prefix,
+    });
+    this.#queues.set(catalog, queue);
+    for (const [oldest, dropped] of this.#queues) {
+      if (this.#queues.size <= this.#maxQueues) break;
+      this.#queues.delete(oldest);
+      // The connection is shared: closing the queue object only detaches it.
+      dropped.close().catch(() => undefined);
     }
     return queue;
   }

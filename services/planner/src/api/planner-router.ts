@@ -9,6 +9,8 @@ export interface PlannerRouterOptions {
   readonly queue: TaskQueue;
   /** Bearer token every route requires. */
   readonly token: string;
+  /** The catalogs the planner has seen; another name is a 404 and opens no queue. */
+  readonly catalogs: () => Promise<readonly string[]>;
   /** Most tasks `GET …/queue` lists. Default 1000. */
   readonly maxQueueListing?: number;
   /** Default `() => new Date()`. */
@@ -53,6 +55,13 @@ export function plannerRouter(options: PlannerRouterOptions): Router {
     const limit = Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > max) {
       throw new HttpError(400, `limit: expected a whole number from 1 to ${max}`);
+    }
+    if (!(await options.catalogs()).includes(catalog)) {
+      res.status(404).json({
+        error: 'not-found',
+        message: `the planner has seen no table of catalog ${catalog}`,
+      });
+      return;
     }
     const now = clock().getTime();
     const waiting = await options.queue.waiting(catalog, limit);

@@ -1,5 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import type { Catalog, SecretRef } from '@icepack/types';
+import type { CatalogAccessPolicy } from '@icepack/runtime';
+import {
+  defaultCatalogAccessPolicy,
+  resolvedAddressProblem,
+  SecretResolutionError,
+  secretResolver,
+} from '@icepack/runtime';
+import type { Catalog } from '@icepack/types';
 import type { Connectivity } from '../domain/catalog-record.ts';
 
 export interface CatalogProbeOptions {
@@ -7,25 +13,25 @@ export interface CatalogProbeOptions {
   readonly timeoutMs?: number;
   /** Where `{env}` secret references are looked up. Default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /** Allowed secret sources and catalog addresses. Default {@link defaultCatalogAccessPolicy}. */
+  readonly policy?: CatalogAccessPolicy;
 }
 
 /** Checks a catalog answers `GET {uri}/v1/config`; never throws. */
 export type CatalogProbe = (catalog: Catalog) => Promise<Connectivity>;
 
-async function resolveSecret(ref: SecretRef, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if ('env' in ref) return env[ref.env];
-  if ('file' in ref) return (await readFile(ref.file, 'utf8')).trim();
-  return undefined; // A Kubernetes Secret: the jobs read it; the provisioner has no access.
-}
-
 /**
- * The connectivity check of a catalog. A bearer token referenced by env var or file is
- * sent; OAuth2 and Kubernetes-Secret credentials are not exchanged here, so such a catalog
- * answering 401 counts as reachable ("authentication not checked").
+ * The connectivity check of a catalog. The credential is resolved and sent only when the
+ * catalog definition opts in (`probeCredentials: true`), so registering a catalog cannot
+ * send the provisioner's secrets to an address the caller chose; without it, a 401/403
+ * counts as reachable ("authentication not checked"). Link-local and metadata addresses
+ * (also behind a DNS name) are not called unless the policy allows them; redirects are not
+ * followed.
  */
 export function catalogProbe(options: CatalogProbeOptions = {}): CatalogProbe {
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const env = options.env ?? process.env;
+  const policy = options.policy ?? defaultCatalogAccessPolicy;
+  const resolve = secretResolver(options.env ?? process.env, policy);
   return async (catalog) => {
     const checkedAt = new Date().toISOString();
     const url = new URL(`${catalog.uri.replace(/\/+$/, '')}/v1/config`);
@@ -33,14 +39,17 @@ export function catalogProbe(options: CatalogProbeOptions = {}): CatalogProbe {
     const headers: Record<string, string> = { accept: 'application/json' };
     let authChecked = catalog.auth.type === 'none';
     try {
-      if (catalog.auth.type === 'bearer') {
-        const token = await resolveSecret(catalog.auth.token, env);
-        if (token !== undefined && token !== '') {
-          headers.authorization = `Bearer ${token}`;
-          authChecked = true;
-        }
+      const refused = policy.allowLinkLocal ? undefined : await resolvedAddressProblem(url.href);
+      if (refused !== undefined) return { ok: false, checkedAt, message: `refused: ${refused}` };
+      if (catalog.auth.type === 'bearer' && catalog.probeCredentials === true) {
+        headers.authorization = `Bearer ${resolve(catalog.auth.token, 'auth.token')}`;
+        authChecked = true;
       }
-      const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(url, {
+        headers,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       await response.body?.cancel();
       if (response.ok)
         return {
@@ -54,7 +63,10 @@ export function catalogProbe(options: CatalogProbeOptions = {}): CatalogProbe {
           ok: true,
           checkedAt,
           status: response.status,
-          message: `reachable; authentication not checked (${catalog.auth.type} credentials are not exchanged by the provisioner)`,
+          message:
+            catalog.auth.type === 'bearer'
+              ? 'reachable; authentication not checked (probeCredentials is not set)'
+              : `reachable; authentication not checked (${catalog.auth.type} credentials are not exchanged by the provisioner)`,
         };
       }
       return {
@@ -64,6 +76,8 @@ export function catalogProbe(options: CatalogProbeOptions = {}): CatalogProbe {
         message: `GET /v1/config answered HTTP ${response.status}`,
       };
     } catch (error) {
+      if (error instanceof SecretResolutionError)
+        return { ok: false, checkedAt, message: error.message };
       const cause = (error as { cause?: { code?: string } }).cause?.code;
       return {
         ok: false,

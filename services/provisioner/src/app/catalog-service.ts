@@ -1,6 +1,7 @@
 import type { Catalog } from '@icepack/types';
 import { parseCatalog, ValidationError } from '@icepack/types';
-import type { Logger } from '@icepack/runtime';
+import { catalogAccessProblems } from '@icepack/runtime';
+import type { CatalogAccessPolicy, Logger } from '@icepack/runtime';
 import type { CatalogProbe } from '../adapters/catalog-probe.ts';
 import type { Publisher } from '../adapters/publisher.ts';
 import type { RedisStore } from '../adapters/redis-store.ts';
@@ -16,6 +17,8 @@ export interface CatalogServiceDeps {
   readonly probe: CatalogProbe;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Allowed secret sources and catalog addresses; a definition outside them is a 400. */
+  readonly access: CatalogAccessPolicy;
   /** Called after a bound catalog changed, so its group's ConfigMap follows. */
   readonly onCatalogChanged: (name: string) => Promise<void>;
 }
@@ -38,7 +41,7 @@ export class CatalogService {
   }
 
   async create(body: unknown): Promise<CatalogView> {
-    const catalog = parseCatalog(body);
+    const catalog = this.#parse(body);
     const { store, probe, clock } = this.#deps;
     if ((await store.getCatalog(catalog.name)) !== undefined) {
       throw new ConflictError(`catalog "${catalog.name}" already exists`);
@@ -65,7 +68,7 @@ export class CatalogService {
   async update(name: string, body: unknown): Promise<CatalogView> {
     const withName =
       typeof body === 'object' && body !== null && !('name' in body) ? { ...body, name } : body;
-    const catalog = parseCatalog(withName);
+    const catalog = this.#parse(withName);
     if (catalog.name !== name) {
       throw new ValidationError('catalog', [
         {
@@ -109,6 +112,19 @@ export class CatalogService {
     for (const record of await this.#deps.store.listCatalogs()) {
       if (!record.published) await this.#publish(record);
     }
+  }
+
+  /** Validates the body, then refuses what the access policy does not allow (400 naming the field). */
+  #parse(body: unknown): Catalog {
+    const catalog = parseCatalog(body);
+    const problems = catalogAccessProblems(catalog, this.#deps.access);
+    if (problems.length > 0) {
+      throw new ValidationError(
+        'catalog',
+        problems.map((p) => ({ ...p, code: 'custom' })),
+      );
+    }
+    return catalog;
   }
 
   async #record(name: string): Promise<CatalogRecord> {

@@ -7,7 +7,7 @@ import {
   KafkaClient,
   requireBearerToken,
 } from '@icepack/runtime';
-import type { RedisConnection } from '@icepack/runtime';
+import type { CatalogAccessPolicy, RedisConnection } from '@icepack/runtime';
 import type { InfraEnv } from '@icepack/test';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Meter } from '@opentelemetry/api';
@@ -51,6 +51,8 @@ export interface TestProvisionerOptions {
   readonly prefix?: string;
   readonly activity?: TaskActivity;
   readonly probe?: CatalogProbe;
+  /** Allowed secret sources and catalog addresses (the probe's too). Default the runtime's default. */
+  readonly access?: CatalogAccessPolicy;
   readonly clock?: Clock;
   readonly drainTimeoutMs?: number;
   readonly reconcileIntervalMs?: number;
@@ -105,7 +107,13 @@ export async function startTestProvisioner(
     cluster,
     publisher: new KafkaPublisher(producer),
     activity: options.activity ?? new BullmqTaskActivity(redis.redis),
-    probe: options.probe ?? catalogProbe({ timeoutMs: 2_000 }),
+    probe:
+      options.probe ??
+      catalogProbe({
+        timeoutMs: 2_000,
+        ...(options.access === undefined ? {} : { policy: options.access }),
+      }),
+    ...(options.access === undefined ? {} : { access: options.access }),
     logger,
     drainPollMs: 100,
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -1,0 +1,98 @@
+import { parseCatalog } from '@icepack/types';
+import { describe, expect, it } from 'vitest';
+import {
+  addressProblem,
+  catalogAccessProblems,
+  defaultCatalogAccessPolicy,
+  hostProblem,
+  secretRefProblem,
+} from './catalog-access-policy.ts';
+
+const policy = defaultCatalogAccessPolicy;
+
+describe('secretRefProblem', () => {
+  it.each([
+    [{ env: 'ICEPACK_SECRET_LAKE_TOKEN' }, undefined],
+    [{ env: 'ICEPACK_REDIS_URL' }, /must start with ICEPACK_SECRET_/],
+    [{ env: 'ICEPACK_SECRET_' }, /must start with/],
+    [{ env: 'AWS_SECRET_ACCESS_KEY' }, /must start with/],
+    [{ file: '/var/run/secrets/icepack/lake/token' }, undefined],
+    [{ file: '/var/run/secrets/icepack' }, /outside the secrets directory/],
+    [{ file: '/var/run/secrets/kubernetes.io/serviceaccount/token' }, /outside/],
+    [{ file: '/var/run/secrets/icepack/../kubernetes.io/serviceaccount/token' }, /outside/],
+    [{ file: '/var/run/secrets/icepack-evil/token' }, /outside/],
+    [{ secret: { name: 'lake', key: 'token' } }, undefined],
+    [{ secret: { name: '..', key: 'x' } }, /outside/],
+  ])('%j → %s', (ref, expected) => {
+    const problem = secretRefProblem(ref, policy);
+    if (expected === undefined) expect(problem).toBeUndefined();
+    else expect(problem).toMatch(expected);
+  });
+});
+
+describe('addressProblem / hostProblem', () => {
+  it.each([
+    ['169.254.169.254', /link-local/],
+    ['169.254.170.2', /link-local/],
+    ['100.100.100.200', /metadata/],
+    ['fe80::1', /link-local/],
+    ['febf::1', /link-local/],
+    ['fd00:ec2::254', /metadata/],
+    ['::ffff:169.254.169.254', /link-local/],
+    ['metadata.google.internal', /metadata host/],
+    ['METADATA.GOOGLE.INTERNAL.', /metadata host/],
+    ['127.0.0.1', undefined],
+    ['10.0.0.1', undefined],
+    ['fec0::1', undefined],
+    ['fd00:ec2::253', undefined],
+    ['iceberg-rest', undefined],
+  ])('%s → %s', (host, expected) => {
+    const problem = hostProblem(host);
+    if (expected === undefined) expect(problem).toBeUndefined();
+    else expect(problem).toMatch(expected);
+  });
+
+  it('judges bracketed IPv6 literals as URLs give them', () => {
+    expect(addressProblem('[fe80::1]')).toMatch(/link-local/);
+  });
+});
+
+describe('catalogAccessProblems', () => {
+  const base = { name: 'lake', type: 'rest', uri: 'https://catalog.example.com' };
+
+  it('names each refused field', () => {
+    const catalog = parseCatalog({
+      ...base,
+      uri: 'http://169.254.169.254',
+      auth: {
+        type: 'oauth2',
+        serverUri: 'http://metadata.google.internal/token',
+        clientSecret: { env: 'ICEPACK_REDIS_URL' },
+      },
+    });
+    expect(catalogAccessProblems(catalog, policy).map((p) => p.path)).toEqual([
+      'auth.clientSecret',
+      'uri',
+      'auth.serverUri',
+    ]);
+  });
+
+  it('allows link-local addresses when configured, never other secret sources', () => {
+    const catalog = parseCatalog({
+      ...base,
+      uri: 'http://169.254.1.1:8181',
+      auth: { type: 'bearer', token: { env: 'HOME' } },
+    });
+    expect(
+      catalogAccessProblems(catalog, { ...policy, allowLinkLocal: true }).map((p) => p.path),
+    ).toEqual(['auth.token']);
+  });
+
+  it('accepts an ordinary definition', () => {
+    const catalog = parseCatalog({
+      ...base,
+      auth: { type: 'bearer', token: { secret: { name: 'lake', key: 'token' } } },
+    });
+    expect(catalogAccessProblems(catalog, policy)).toEqual([]);
+  });
+});

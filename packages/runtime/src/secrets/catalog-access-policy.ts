@@ -1,0 +1,151 @@
+import { posix } from 'node:path';
+import { isIP } from 'node:net';
+import type { Catalog, SecretRef } from '@icepack/types';
+
+/**
+ * Where catalog secret references may resolve from, and which catalog addresses may be
+ * called. Pure: the adapters (`secretResolver`, `resolvedAddressProblem`) apply it to the
+ * filesystem and DNS. See docs/security.md.
+ */
+export interface CatalogAccessPolicy {
+  /** `{env}` references must name a variable starting with this. */
+  readonly secretEnvPrefix: string;
+  /** `{file}` references must be under this directory; `{secret}` resolves to `<dir>/<name>/<key>`. */
+  readonly secretsDir: string;
+  /** Allow link-local and cloud-metadata catalog addresses (tests, private setups). */
+  readonly allowLinkLocal: boolean;
+}
+
+export const DEFAULT_SECRET_ENV_PREFIX = 'ICEPACK_SECRET_';
+export const DEFAULT_SECRETS_DIR = '/var/run/secrets/icepack';
+
+export const defaultCatalogAccessPolicy: CatalogAccessPolicy = {
+  secretEnvPrefix: DEFAULT_SECRET_ENV_PREFIX,
+  secretsDir: DEFAULT_SECRETS_DIR,
+  allowLinkLocal: false,
+};
+
+/** One refused part of a catalog definition: `path` is the dotted field. */
+export interface CatalogAccessProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** True when `path` (absolute, normalised) is `dir` or inside it. */
+export function isInside(dir: string, path: string): boolean {
+  const relative = posix.relative(posix.normalize(dir), posix.normalize(path));
+  return relative !== '' && !relative.startsWith('..') && !posix.isAbsolute(relative);
+}
+
+/** The file a reference reads, or undefined for an `{env}` reference. */
+export function secretRefPath(ref: SecretRef, policy: CatalogAccessPolicy): string | undefined {
+  if ('env' in ref) return undefined;
+  if ('file' in ref) return ref.file;
+  return posix.join(policy.secretsDir, ref.secret.name, ref.secret.key);
+}
+
+/** Why a secret reference may not be resolved under the policy; undefined when it may. */
+export function secretRefProblem(ref: SecretRef, policy: CatalogAccessPolicy): string | undefined {
+  if ('env' in ref) {
+    return ref.env.startsWith(policy.secretEnvPrefix) &&
+      ref.env.length > policy.secretEnvPrefix.length
+      ? undefined
+      : `environment variable ${ref.env} is not allowed: secret variables must start with ${policy.secretEnvPrefix}`;
+  }
+  const path = secretRefPath(ref, policy) ?? '';
+  if (path.split('/').includes('..') || !isInside(policy.secretsDir, path)) {
+    return `${'file' in ref ? `file ${ref.file}` : `Secret ${ref.secret.name}/${ref.secret.key}`} is outside the secrets directory ${policy.secretsDir}`;
+  }
+  return undefined;
+}
+
+// Hosts that answer with the machine's cloud credentials whatever their address.
+const METADATA_HOSTS = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
+
+function ipv4Parts(address: string): number[] | undefined {
+  const parts = address.split('.').map(Number);
+  return parts.length === 4 && parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 255)
+    ? parts
+    : undefined;
+}
+
+/** Why an IP address may not be called (link-local, cloud metadata); undefined when it may. */
+export function addressProblem(address: string): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
+  const family = isIP(bare);
+  if (family === 4) {
+    const [a, b] = ipv4Parts(bare) ?? [];
+    if (a === 169 && b === 254) return `${bare} is a link-local address (169.254.0.0/16)`;
+    if (bare === '100.100.100.200') return `${bare} is a cloud metadata address`;
+    return undefined;
+  }
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+    if (mapped?.[1] !== undefined) return addressProblem(mapped[1]);
+    const first = Number.parseInt(bare.split(':')[0] || '0', 16);
+    if ((first & 0xffc0) === 0xfe80) return `${bare} is a link-local address (fe80::/10)`;
+    if (/^fd00:ec2:(0*:)*:?0*254$/.test(bare) || bare === 'fd00:ec2::254')
+      return `${bare} is a cloud metadata address`;
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Why a URL's host may not be called, judged on its name or literal address. */
+export function hostProblem(host: string): string | undefined {
+  const name = host.replace(/\.$/, '').toLowerCase();
+  if (METADATA_HOSTS.has(name)) return `${name} is a cloud metadata host`;
+  return addressProblem(name);
+}
+
+function uriProblem(uri: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(uri).hostname;
+  } catch {
+    return undefined; // The schema reports malformed URLs.
+  }
+  const problem = hostProblem(host);
+  return problem === undefined
+    ? undefined
+    : `${problem}; refused (set ICEPACK_CATALOG_ALLOW_LINK_LOCAL=true to allow)`;
+}
+
+/**
+ * Every part of a catalog definition the policy refuses: secret references from outside
+ * the allowed sources, catalog and token-endpoint URIs on link-local or metadata addresses.
+ */
+export function catalogAccessProblems(
+  catalog: Catalog,
+  policy: CatalogAccessPolicy,
+): CatalogAccessProblem[] {
+  const problems: CatalogAccessProblem[] = [];
+  const refs: [string, SecretRef][] =
+    catalog.auth.type === 'bearer'
+      ? [['auth.token', catalog.auth.token]]
+      : catalog.auth.type === 'oauth2'
+        ? [['auth.clientSecret', catalog.auth.clientSecret]]
+        : [];
+  for (const [path, ref] of refs) {
+    const message = secretRefProblem(ref, policy);
+    if (message !== undefined) problems.push({ path, message });
+  }
+  if (!policy.allowLinkLocal) {
+    const uris: [string, string | undefined][] = [
+      ['uri', catalog.uri],
+      ['auth.serverUri', catalog.auth.type === 'oauth2' ? catalog.auth.serverUri : undefined],
+    ];
+    for (const [path, uri] of uris) {
+      const message = uri === undefined ? undefined : uriProblem(uri);
+      if (message !== undefined) problems.push({ path, message });
+    }
+  }
+  return problems;
+}
