@@ -15,6 +15,11 @@ export interface QuotaGate {
   room(binding: Binding): Promise<QuotaRoom>;
   acquire(binding: Binding, runId: string, request: QuotaRequest): Promise<boolean>;
   release(binding: Binding, runId: string): Promise<void>;
+  /**
+   * Keeps a held claim alive while its run goes on (gates whose claims lapse). The worker
+   * calls it every `RENEW_CLAIM_MS` until the run's end is known.
+   */
+  renew?(binding: Binding, runId: string): Promise<void>;
   /** Prepares for a binding's tasks (starts a watch); called before its worker takes any. */
   open?(binding: Binding): Promise<void>;
   /** Stops what the gate keeps running (watches); called when its worker closes. */
@@ -45,6 +50,18 @@ redis.call('HSET', KEYS[1], ARGV[2], ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5]
 return {usedCpu, usedMem, 1}
 `;
 
+// Pushes a held claim's expiry forward; a claim that is gone stays gone.
+const RENEW = `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local cpu, mem = string.match(v, '(%d+) (%d+) ')
+redis.call('HSET', KEYS[1], ARGV[1], cpu .. ' ' .. mem .. ' ' .. ARGV[2])
+return 1
+`;
+
+/** How often the worker renews a running task's claim: well inside the default lease. */
+export const RENEW_CLAIM_MS = 60_000;
+
 export interface LocalBudgetOptions {
   readonly redis: Redis;
   /** Key prefix. Default `icepack`. */
@@ -55,7 +72,7 @@ export interface LocalBudgetOptions {
 
 /**
  * Local mode (no Kubernetes): the group's cpu/memory is a budget on this machine, shared by
- * all dispatcher processes through Redis. The runner renews the claim while a job runs.
+ * all dispatcher processes through Redis. The worker renews a claim while its run goes on.
  */
 export class LocalBudgetQuota implements QuotaGate {
   readonly #redis: Redis;
@@ -107,5 +124,9 @@ export class LocalBudgetQuota implements QuotaGate {
 
   async release(binding: Binding, runId: string): Promise<void> {
     await this.#redis.hdel(this.#key(binding), runId);
+  }
+
+  async renew(binding: Binding, runId: string): Promise<void> {
+    await this.#redis.eval(RENEW, 1, this.#key(binding), runId, String(Date.now() + this.#leaseMs));
   }
 }

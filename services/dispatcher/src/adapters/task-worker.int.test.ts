@@ -70,7 +70,12 @@ const open: { worker: TaskWorker; queue: Queue }[] = [];
 function setup(
   catalog: string,
   runner: SparkRunner,
-  options: { sink?: DispatchSink; quota?: QuotaGate; lockDurationMs?: number } = {},
+  options: {
+    sink?: DispatchSink;
+    quota?: QuotaGate;
+    lockDurationMs?: number;
+    timeoutMs?: number;
+  } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
   const worker = new TaskWorker({
@@ -85,6 +90,7 @@ function setup(
     prefix,
     backoffMs: 50,
     lockDurationMs: options.lockDurationMs ?? 5_000,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -145,6 +151,48 @@ describe('TaskWorker', () => {
       ['succeeded', 1, 'run-1', undefined],
     ]);
     assertEventLifecycle(sunk.events);
+  });
+
+  it('keeps following a started run through more runner errors than attempts: its state is unknown, not ended', async () => {
+    const hangUp = () => Promise.reject(new Error('socket hang up'));
+    const runner = new ScriptedRunner([
+      hangUp,
+      hangUp,
+      hangUp,
+      hangUp,
+      () => Promise.resolve({ ok: true, reattached: true }),
+    ]);
+    const { worker, queue, sink } = setup('worker-unknown-state', runner);
+    await worker.start();
+    await enqueue(queue, taskOf('worker-unknown-state'));
+    const sunk = sink as InMemoryDispatchSink;
+    await until('the outcome', () =>
+      sunk.events.some((e) => e.status === 'succeeded' || e.status === 'failed'),
+    );
+    expect(sunk.events.map((e) => e.status)).toEqual([
+      'started',
+      'retrying',
+      'retrying',
+      'retrying',
+      'retrying',
+      'succeeded',
+    ]);
+    expect(new Set(runner.calls.map((c) => c.attempt))).toEqual(new Set([1]));
+    assertEventLifecycle(sunk.events);
+  });
+
+  it('fails a started task whose run state stays unknown past the task timeout', async () => {
+    const runner = new ScriptedRunner([() => Promise.reject(new Error('socket hang up'))]);
+    const { worker, queue, sink } = setup('worker-unknown-timeout', runner, { timeoutMs: 0 });
+    await worker.start();
+    await enqueue(queue, taskOf('worker-unknown-timeout'));
+    const sunk = sink as InMemoryDispatchSink;
+    await until('the outcome', () => sunk.events.some((e) => e.status === 'failed'));
+    expect(sunk.events.map((e) => [e.status, e.error?.kind])).toEqual([
+      ['started', undefined],
+      ['failed', 'runner'],
+    ]);
+    expect(sunk.events[1]?.reason).toMatch(/run state unknown past the task timeout/);
   });
 
   it('puts a task back (updated, not retrying) when the quota cannot be read, and loses it not', async () => {

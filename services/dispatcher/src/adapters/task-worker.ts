@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Attr, injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
@@ -14,7 +15,7 @@ import {
 } from '@icepack/types';
 import { sizeJob, type SizingOptions } from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
-import type { QuotaGate } from './quota.ts';
+import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
 import type { TableHealthReader } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
 
@@ -32,7 +33,10 @@ export interface TaskWorkerOptions {
   readonly prefix?: string;
   /** Runs of a task (first + retries after retryable failures). Default 3. */
   readonly maxAttempts?: number;
-  /** Backoff before retry n: `backoffMs × 2^(n−1)`. Default 30 s. */
+  /**
+   * Backoff before retry n: `backoffMs × 2^(n−1)`. Default 30 s. A run whose state is unknown
+   * (runner error) is followed again after the same backoff, at most 5 min (or `backoffMs`).
+   */
   readonly backoffMs?: number;
   /** How long a task waits for quota before it looks again. Default 15 s. */
   readonly quotaWaitMs?: number;
@@ -56,8 +60,11 @@ export interface TaskWorkerOptions {
 /** Fields the dispatcher keeps in the BullMQ job hash (deleted with the job). */
 const Field = {
   attempt: 'icepack:attempt',
+  /** Figures of the table when the attempt in `started` started (written with it). */
   before: 'icepack:before',
   started: 'icepack:started',
+  /** When the attempt in `started` started (ms). */
+  startedAt: 'icepack:started-at',
   /** `{attempt, runId, end}`: how that attempt's run ended, recorded before it is reported. */
   ended: 'icepack:ended',
   /** Runner errors in a row (run state unknown), for the attempt in `attempt`. */
@@ -88,6 +95,21 @@ interface Run {
   readonly attempt: number;
   /** The runner's name of (task run, attempt): the events' `runId`. */
   readonly runId: string;
+}
+
+/** Longest wait before a run whose state is unknown is followed again. */
+const MAX_UNKNOWN_BACKOFF_MS = 5 * 60_000;
+
+/** What is known of the attempt's run while it is being dispatched. */
+interface Progress {
+  /** `started` is recorded for this attempt: its run may have been launched. */
+  started: boolean;
+  /** When the attempt started (ms). */
+  startedAt: number;
+  /** The table's figures when this attempt's run started. */
+  before: HealthFigures | undefined;
+  /** The quota claim taken for the run, held until its end is known. */
+  claimed: boolean;
 }
 
 function minFileSize(task: Task): number | undefined {
@@ -207,12 +229,13 @@ export class TaskWorker {
     } catch (error) {
       throw new UnrecoverableError(`invalid task: ${(error as Error).message}`);
     }
-    const [attemptText, savedBefore, startedText, endedText, runnerErrorsText] =
+    const [attemptText, savedBefore, startedText, startedAtText, endedText, runnerErrorsText] =
       await this.#o.connection.hmget(
         this.#jobKey(job),
         Field.attempt,
         Field.before,
         Field.started,
+        Field.startedAt,
         Field.ended,
         Field.runnerErrors,
       );
@@ -220,8 +243,13 @@ export class TaskWorker {
     const taskRun = `${task.id}@${String(job.timestamp)}`;
     const runId = this.#o.runner.runName({ taskRun, attempt, task });
     const run: Run = { job, token, task, taskRun, attempt, runId };
+    // The saved figures are those of the attempt in `started` (both are written together): a
+    // new attempt reads the table again when its own run starts.
+    const started = startedText === String(attempt);
     const saved =
-      typeof savedBefore === 'string' ? (JSON.parse(savedBefore) as HealthFigures) : undefined;
+      started && typeof savedBefore === 'string'
+        ? (JSON.parse(savedBefore) as HealthFigures)
+        : undefined;
 
     // This attempt's run ended but its dispatcher died before the job was completed. Report
     // it (again: events are at-least-once) and never ask the runner: it may have forgotten the
@@ -232,18 +260,61 @@ export class TaskWorker {
       return this.#report({ ...run, runId: ended.runId }, ended.end, saved);
     }
 
-    const progress = { started: startedText === String(attempt) };
-    let followed: { end: RunEnd; before: HealthFigures | undefined };
+    const progress: Progress = {
+      started,
+      startedAt: Number(startedAtText ?? job.processedOn ?? Date.now()),
+      before: saved,
+      claimed: false,
+    };
+    let errors = Number(runnerErrorsText ?? '0');
+    let end: RunEnd | undefined;
+    const renewal = this.#renewClaim(run, progress);
     try {
-      followed = await this.#launchAndFollow(run, progress, saved);
-    } catch (error) {
-      if (error instanceof DelayedError) throw error; // waiting for quota
-      const errors = Number(runnerErrorsText ?? '0') + 1;
-      return this.#runnerError(run, error as Error, errors, progress.started, saved);
+      while (end === undefined) {
+        try {
+          end = await this.#launchAndFollow(run, progress);
+        } catch (error) {
+          if (error instanceof DelayedError) throw error; // waiting for quota
+          errors += 1;
+          // Nothing was launched: the task only waits again.
+          if (!progress.started)
+            return await this.#runnerError(run, error as Error, errors, progress);
+          // Launched or maybe launched: the run may be going on. It stays active here — in the
+          // queue (the planner leaves it alone), in the quota (its claim is kept) and for a
+          // drain (the worker waits for it) — until its end is known.
+          await this.#unknownRun(run, error as Error, errors, progress);
+        }
+      }
+    } finally {
+      clearInterval(renewal);
     }
-    const record: Ended = { attempt, runId, end: followed.end };
+    await this.#release(run, progress);
+    const record: Ended = { attempt, runId, end };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
-    return this.#report(run, followed.end, followed.before);
+    return this.#report(run, end, progress.before);
+  }
+
+  #claimId(run: Run): string {
+    return `${run.taskRun}#${String(run.attempt)}`;
+  }
+
+  /** Keeps the run's claim from lapsing while it is held (gates whose claims lapse). */
+  #renewClaim(run: Run, progress: Progress): NodeJS.Timeout | undefined {
+    const { quota, binding } = this.#o;
+    if (quota.renew === undefined) return undefined;
+    const renew = quota.renew.bind(quota);
+    return setInterval(() => {
+      if (!progress.claimed) return;
+      renew(binding, this.#claimId(run)).catch((error: unknown) =>
+        this.#log(run).warn({ err: error }, 'quota claim not renewed'),
+      );
+    }, RENEW_CLAIM_MS);
+  }
+
+  async #release(run: Run, progress: Progress): Promise<void> {
+    if (!progress.claimed) return;
+    await this.#o.quota.release(this.#o.binding, this.#claimId(run));
+    progress.claimed = false;
   }
 
   /**
@@ -262,13 +333,10 @@ export class TaskWorker {
   /**
    * Launches the attempt's run — or finds it launched — after the quota check, and follows it
    * to its end. Throws `DelayedError` when the task must wait for quota. Sets
-   * `progress.started` once the attempt is recorded as started.
+   * `progress.started` once the attempt is recorded as started, `progress.claimed` while it
+   * holds a quota claim (released by the caller once the run's end is known).
    */
-  async #launchAndFollow(
-    run: Run,
-    progress: { started: boolean },
-    saved: HealthFigures | undefined,
-  ): Promise<{ end: RunEnd; before: HealthFigures | undefined }> {
+  async #launchAndFollow(run: Run, progress: Progress): Promise<RunEnd> {
     const { job, task, taskRun, attempt, runId } = run;
     const { binding, runner } = this.#o;
     // `started` is recorded before every launch: without it this attempt never launched, and
@@ -286,9 +354,10 @@ export class TaskWorker {
       },
       this.#o.sizing,
     );
-    const claimId = `${taskRun}#${String(attempt)}`;
+    const claimId = this.#claimId(run);
     if (
       !launched &&
+      !progress.claimed &&
       (!decision.fits || !(await this.#o.quota.acquire(binding, claimId, decision.size.request)))
     ) {
       const reason = decision.fits ? 'quota claimed by another task' : decision.reason;
@@ -298,35 +367,36 @@ export class TaskWorker {
       throw new DelayedError();
     }
 
-    const before = saved ?? (await this.#figures(task));
+    // Ours now — or, for a run launched before a restart, the claim its dispatcher made (if
+    // its lease has not lapsed): renewed and released from here on.
+    progress.claimed = true;
     if (!progress.started) {
+      // The table as this attempt's run starts from (a retry reads it again).
+      const before = await this.#figures(task);
+      const startedAt = Date.now();
       await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
       await this.#o.connection.hset(this.#jobKey(job), {
         [Field.started]: String(attempt),
+        [Field.startedAt]: String(startedAt),
         ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
       });
-      progress.started = true;
+      Object.assign(progress, { started: true, startedAt, before });
     }
-    try {
-      const { reattached, ...end } = await runner.run({
-        taskRun,
-        task,
-        attempt,
-        binding,
-        size: decision.size,
-        catalog: this.#o.catalog,
-        timeoutMs: this.#o.timeoutMs,
-        onSubmitted: () =>
-          this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
-        // The dispatch span's context (the task's own when nothing is exported): the job's
-        // span is a child of this dispatch.
-        ...traceparentOf(task),
-      });
-      if (reattached) this.#log(run).info('followed an existing run (no second launch)');
-      return { end, before };
-    } finally {
-      await this.#o.quota.release(binding, claimId);
-    }
+    const { reattached, ...end } = await runner.run({
+      taskRun,
+      task,
+      attempt,
+      binding,
+      size: decision.size,
+      catalog: this.#o.catalog,
+      timeoutMs: this.#o.timeoutMs,
+      onSubmitted: () => this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
+      // The dispatch span's context (the task's own when nothing is exported): the job's
+      // span is a child of this dispatch.
+      ...traceparentOf(task),
+    });
+    if (reattached) this.#log(run).info('followed an existing run (no second launch)');
+    return end;
   }
 
   /** Reports how a run ended: success, a retry (next attempt) or the task's failure. */
@@ -347,31 +417,62 @@ export class TaskWorker {
   }
 
   /**
-   * The runner failed to launch or to follow the run (API server unreachable, …): the run's
-   * state is unknown and it may still be going. Try the same attempt again after a backoff —
-   * it re-attaches to the run, or launches it under the same name — rather than a new
-   * attempt, which would be a second run beside a live one. Before the attempt started (the
-   * quota read failed) the task is only put back: `updated`, not `retrying`.
+   * The attempt had not started when the runner (or the quota read) failed: nothing runs.
+   * The task is put back (`updated`) and tried again after a backoff; after `maxAttempts`
+   * such errors in a row it fails.
    */
-  async #runnerError(
-    run: Run,
-    cause: Error,
-    errors: number,
-    started: boolean,
-    before: HealthFigures | undefined,
-  ): Promise<never> {
+  async #runnerError(run: Run, cause: Error, errors: number, progress: Progress): Promise<never> {
     const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
     this.#o.logger.warn({ err: cause, taskId: run.task.id, runId: run.runId }, 'runner error');
-    if (errors >= this.#o.maxAttempts) return this.#giveUp(run, error, before);
+    await this.#release(run, progress);
+    if (errors >= this.#o.maxAttempts) return this.#giveUp(run, error, progress.before);
     const delay = this.#o.backoffMs * 2 ** (errors - 1);
     return this.#retryLater(
       run,
-      started ? 'retrying' : 'updated',
+      'updated',
       { [Field.runnerErrors]: String(errors) },
       error,
       delay,
       `runner error ${String(errors)} of ${String(this.#o.maxAttempts)}: the same run again in ${String(Math.round(delay / 1000))}s`,
     );
+  }
+
+  /**
+   * The runner failed to launch or to follow a started attempt's run (API server unreachable,
+   * …): the run's state is unknown and it may still be going. It counts as running until its
+   * end is known: the job stays active (not delayed, where the planner could replace or
+   * remove it and a drain would not wait for it) and keeps its quota claim; after a backoff
+   * the same attempt is followed again — it re-attaches, or launches under the same name —
+   * never a new attempt beside a live run. Only once the run's timeout has passed since the
+   * attempt started does the task fail (`runner`) with the run's state still unknown.
+   */
+  async #unknownRun(run: Run, cause: Error, errors: number, progress: Progress): Promise<void> {
+    const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
+    this.#log(run).warn({ err: cause, errors }, 'runner error: the run state is unknown');
+    if (Date.now() - progress.startedAt >= this.#o.timeoutMs) {
+      await this.#release(run, progress);
+      return this.#giveUp(
+        run,
+        {
+          ...error,
+          retryable: false,
+          message: `run state unknown past the task timeout: ${cause.message}`,
+        },
+        progress.before,
+      );
+    }
+    const delay = Math.min(
+      this.#o.backoffMs * 2 ** (errors - 1),
+      Math.max(this.#o.backoffMs, MAX_UNKNOWN_BACKOFF_MS),
+    );
+    await this.#o.connection.hset(this.#jobKey(run.job), Field.runnerErrors, String(errors));
+    await this.#event(run.task, 'retrying', {
+      attempt: run.attempt,
+      runId: run.runId,
+      error,
+      reason: `runner error ${String(errors)}: the run's state is unknown; it counts as running and is followed again in ${String(Math.round(delay / 1000))}s`,
+    });
+    await sleep(delay);
   }
 
   async #rescan(task: Task): Promise<void> {

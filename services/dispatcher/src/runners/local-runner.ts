@@ -1,12 +1,26 @@
 import { spawn } from 'node:child_process';
-import { access, appendFile, mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import {
+  access,
+  appendFile,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SPARK_REDACTION_REGEX } from '@icepack/types';
 import type { TaskError } from '@icepack/types';
 import { errorWithoutResult, jobResultSchema } from './job-result.ts';
-import { processAlive, signalGroup } from './local-process.ts';
+import {
+  processAlive,
+  processStartTicks,
+  signalGroup,
+  type ProcessIdentity,
+} from './local-process.ts';
 import { runKey } from './run-key.ts';
 import type { RunEnd, RunKey, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
 
@@ -43,20 +57,30 @@ export interface LocalRunnerOptions {
   readonly killGraceMs?: number;
   /** Extra `--conf` pairs. Default none. */
   readonly sparkConf?: Readonly<Record<string, string>>;
+  /** How the runner waits between two looks at a run. Default a timer; tests pace runs here. */
+  readonly pause?: (ms: number) => Promise<void>;
 }
 
-interface LaunchRecord {
-  readonly pid: number;
+/** The `pid` file: the launched process (pid and start time) and when it was launched. */
+interface LaunchRecord extends ProcessIdentity {
   readonly startedAt: number;
 }
 
 const TAIL = 3_000;
 
 /**
+ * The launched process writes its own pid before it becomes spark-submit (same process), so a
+ * dispatcher that dies between the spawn and writing `pid` leaves the run findable.
+ */
+const LAUNCH_SCRIPT = 'echo $$ > child.pid && exec "$@"';
+
+/**
  * `spark-submit --master local[n]` in its own session, tracked by files in a run directory
  * keyed by (task id, attempt): `launched` (created exclusively before the launch: at most one
- * launch per attempt, ever), `pid`, `result.json` (the job's result line), `runs.log` (one
- * line per launch). A restarted dispatcher finds the run there and follows it.
+ * launch per attempt, ever), `child.pid` (the process's own, written before it execs
+ * spark-submit), `pid` (pid and start time), `result.json` (the job's result line),
+ * `runs.log` (one line per launch). A restarted dispatcher finds the run there and follows
+ * it; the process is known by pid and start time, never by its command line.
  */
 export class LocalRunner implements SparkRunner {
   readonly kind = 'local';
@@ -72,6 +96,7 @@ export class LocalRunner implements SparkRunner {
       pollMs: 1_000,
       killGraceMs: 10_000,
       sparkConf: {},
+      pause: (ms) => sleep(ms),
       ...options,
     };
   }
@@ -111,10 +136,10 @@ export class LocalRunner implements SparkRunner {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       reattached = true;
-      launch = await this.readLaunch(dir);
+      launch = await this.readLaunch(dir, request);
     }
     request.onSubmitted?.();
-    const outcome = await this.follow(dir, launch, request.timeoutMs);
+    const outcome = await this.follow(dir, request, launch);
     return { ...outcome, reattached };
   }
 
@@ -179,36 +204,76 @@ export class LocalRunner implements SparkRunner {
     };
     // Detached (own session): the job survives a dispatcher crash, and a restarted
     // dispatcher re-attaches to it instead of launching it again.
-    const child = spawn(this.opts.sparkSubmit, this.args(dir, request), {
-      cwd: dir,
-      env,
-      detached: true,
-      stdio: ['ignore', stdout.fd, stderr.fd],
-    });
+    const child = spawn(
+      '/bin/sh',
+      ['-c', LAUNCH_SCRIPT, 'icepack-launch', this.opts.sparkSubmit, ...this.args(dir, request)],
+      {
+        cwd: dir,
+        env,
+        detached: true,
+        stdio: ['ignore', stdout.fd, stderr.fd],
+      },
+    );
     const pid = await new Promise<number>((ok, fail) => {
       child.once('spawn', () => ok(child.pid ?? -1));
       child.once('error', fail);
     });
+    // Read while it cannot have been reaped yet (that happens on a later turn of the loop).
+    const startTicks = await processStartTicks(pid);
     // Reap it when it exits while we live; `follow` watches /proc either way.
     child.unref();
     await stdout.close();
     await stderr.close();
-    const record: LaunchRecord = { pid, startedAt: Date.now() };
+    const record: LaunchRecord = {
+      pid,
+      ...(startTicks === undefined ? {} : { startTicks }),
+      startedAt: Date.now(),
+    };
+    await this.recordLaunch(dir, request, record);
+    return record;
+  }
+
+  /** Writes `pid` (atomically) and the launch's line in `runs.log`. */
+  private async recordLaunch(
+    dir: string,
+    request: RunRequest,
+    record: LaunchRecord & { recovered?: true },
+  ): Promise<void> {
     await writeFile(join(dir, 'pid.tmp'), JSON.stringify(record));
     await rename(join(dir, 'pid.tmp'), join(dir, 'pid'));
     await appendFile(
       join(dir, 'runs.log'),
       `${JSON.stringify({ ...record, taskId: request.task.id, runId: this.runName(request), taskRun: request.taskRun, attempt: request.attempt })}\n`,
     );
-    return record;
   }
 
-  private async readLaunch(dir: string): Promise<LaunchRecord | undefined> {
+  /**
+   * The launch record; if the launching dispatcher died before writing it, the one the
+   * process left (`child.pid`, its first act), which is then recorded as `pid`.
+   */
+  private async readLaunch(dir: string, request: RunRequest): Promise<LaunchRecord | undefined> {
     try {
       return JSON.parse(await readFile(join(dir, 'pid'), 'utf8')) as LaunchRecord;
     } catch {
+      // No record: look for the process's own.
+    }
+    let pid: number;
+    let startedAt: number;
+    try {
+      pid = Number((await readFile(join(dir, 'child.pid'), 'utf8')).trim());
+      startedAt = (await stat(join(dir, 'child.pid'))).mtimeMs;
+    } catch {
       return undefined;
     }
+    if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+    const startTicks = await processStartTicks(pid);
+    const record: LaunchRecord = {
+      pid,
+      ...(startTicks === undefined ? {} : { startTicks }),
+      startedAt: Math.round(startedAt),
+    };
+    await this.recordLaunch(dir, request, { ...record, recovered: true });
+    return record;
   }
 
   private async readResult(dir: string): Promise<RunEnd | undefined> {
@@ -239,20 +304,22 @@ export class LocalRunner implements SparkRunner {
 
   private async follow(
     dir: string,
+    request: RunRequest,
     launch: LaunchRecord | undefined,
-    timeoutMs: number,
   ): Promise<RunEnd> {
+    const { timeoutMs } = request;
     if (launch === undefined) {
-      // Marked launched but no pid: a crash between the two. Give a racing launcher a moment.
-      await sleep(this.opts.pollMs * 2);
-      launch = await this.readLaunch(dir);
+      // Marked launched but no pid, not even the process's own: the launcher died before the
+      // spawn, or a racing launcher is spawning right now. Give the latter a moment.
+      await this.opts.pause(this.opts.pollMs * 2);
+      launch = await this.readLaunch(dir, request);
     }
     if (launch !== undefined) {
       const deadline = launch.startedAt + timeoutMs;
-      while (await processAlive(launch.pid, dir)) {
+      while (await processAlive(launch, dir)) {
         if (Date.now() > deadline) {
           signalGroup(launch.pid, 'SIGTERM');
-          await sleep(this.opts.killGraceMs);
+          await this.opts.pause(this.opts.killGraceMs);
           signalGroup(launch.pid, 'SIGKILL');
           const error: TaskError = errorWithoutResult(
             'timeout',
@@ -265,7 +332,7 @@ export class LocalRunner implements SparkRunner {
           );
           return { ok: false, error };
         }
-        await sleep(this.opts.pollMs);
+        await this.opts.pause(this.opts.pollMs);
       }
     }
     const result = await this.readResult(dir);
