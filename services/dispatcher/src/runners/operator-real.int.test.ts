@@ -90,22 +90,6 @@ beforeAll(async () => {
     name: 'dispatcher',
     roles: [{ kind: 'Role', name: 'spark-applications' }],
   });
-  const watch = await new Watch(admin).watch(
-    `/apis/${SPARK_API.group}/${SPARK_API.version}/namespaces/${namespace}/${SPARK_API.plural}`,
-    {},
-    (
-      _type,
-      app: { metadata: { name: string }; status?: { applicationState?: { state?: string } } },
-    ) => {
-      const state = app.status?.applicationState?.state;
-      if (state === undefined || state === '') return;
-      const seen = states.get(app.metadata.name) ?? [];
-      if (seen.at(-1) !== state) seen.push(state);
-      states.set(app.metadata.name, seen);
-    },
-    () => undefined,
-  );
-  stopWatch = () => watch.abort();
   kubelet = await startKubeletStandin({ namespaces: [namespace], sparkJars: infra.sparkJars });
   before = await dispatchTables(['unpartitioned-small-files', 'odd-name'], {
     python: infra.python,
@@ -114,6 +98,44 @@ beforeAll(async () => {
     catalogName,
     prefix,
   });
+  // Every state the real operator writes, per application. client-node ends a watch that
+  // sees nothing for 30 s, so it is started again from the last version seen: no state of a
+  // run goes unseen across the gap.
+  let stopped = false;
+  let current: { abort(): void } | undefined;
+  let lastVersion: string | undefined;
+  const watchStates = async (): Promise<void> => {
+    current = await new Watch(admin).watch(
+      `/apis/${SPARK_API.group}/${SPARK_API.version}/namespaces/${namespace}/${SPARK_API.plural}`,
+      lastVersion === undefined ? {} : { resourceVersion: lastVersion },
+      (
+        type,
+        app: {
+          metadata: { name: string; resourceVersion?: string };
+          status?: { applicationState?: { state?: string } };
+        },
+      ) => {
+        if (type === 'ERROR') {
+          lastVersion = undefined; // 410 Gone: start again from the current objects
+          return;
+        }
+        lastVersion = app.metadata.resourceVersion ?? lastVersion;
+        const state = app.status?.applicationState?.state;
+        if (state === undefined || state === '') return;
+        const seen = states.get(app.metadata.name) ?? [];
+        if (seen.at(-1) !== state) seen.push(state);
+        states.set(app.metadata.name, seen);
+      },
+      () => {
+        if (!stopped) setTimeout(() => void watchStates(), 200);
+      },
+    );
+  };
+  await watchStates();
+  stopWatch = () => {
+    stopped = true;
+    current?.abort();
+  };
 }, 600_000);
 
 afterAll(async () => {
@@ -158,7 +180,7 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     expect(now.recordCount).toBe(was.recordCount);
     expect(now.contentChecksum).toEqual(was.contentChecksum);
     expect(now.currentSnapshotId).not.toBe(was.currentSnapshotId);
-  });
+  }, 300_000);
 
   it("fails a failing job with the driver's exit code, as the operator reports it, in the task's error", async () => {
     // A z-order on a column the table does not have: the job exits non-zero.
@@ -184,5 +206,5 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     const now = await tableTruth(was.id);
     expect(now.currentSnapshotId).toBe(was.currentSnapshotId);
     expect(now.contentChecksum).toEqual(was.contentChecksum);
-  });
+  }, 300_000);
 });
