@@ -1,4 +1,4 @@
-import { mkdtemp, truncate, unlink } from 'node:fs/promises';
+import { mkdtemp, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -300,6 +300,29 @@ describe('computeTableState', () => {
     expect(histogramFiles).toBe(6);
     expect(state.sizeHistogram[0]).toEqual({ upperBoundBytes: 65536, files: 6, bytes: 7800 });
     expect(state.sizeHistogram.at(-1)!.upperBoundBytes).toBeNull();
+  });
+
+  it.each([
+    // No snapshot retention of its own: the expiry's own retain_last/older_than apply to the
+    // branch too (Iceberg's RemoveSnapshots), so it surely holds only its head.
+    { ref: '"type":"branch"', mainOnly: 2 },
+    // A retention of its own holds the branch's lineage by that retention.
+    { ref: '"type":"branch","min-snapshots-to-keep":5', mainOnly: 1 },
+    { ref: '"type":"tag"', mainOnly: 2 },
+  ])('counts what an expiry could remove beside a ref {$ref} on the second snapshot', async (c) => {
+    const location = await writeHistory(await newTable());
+    // The same table with one more ref (snapshot ids above 2^53: edited as text).
+    const audit = `"audit":{"snapshot-id":${TestTableWriter.snapshotIdFor(2)},${c.ref}},`;
+    const text = (await readFile(new URL(location), 'utf8')).replace(
+      /"refs": *\{/,
+      `"refs":{${audit}`,
+    );
+    expect(text).toContain('"audit"');
+    const withRef = location.replace(/[.]metadata[.]json$/, '-ref.metadata.json');
+    await writeFile(new URL(withRef), text);
+    const state = await computeTableState(await loadTableFromMetadataFile(id, withRef, io));
+    expect(state.snapshots.expiry?.mainOnly).toBe(c.mainOnly);
+    expect(state.snapshots.expiry?.unreferenced).toBe(0);
   });
 
   it('reads only manifests not seen before, and nothing when the metadata is unchanged', async () => {

@@ -266,8 +266,8 @@ function oldestAt(snapshots: readonly Snapshot[]): string | undefined {
  * What `expire_snapshots` could remove before a retention applies: the current lineage's
  * snapshots that no other ref reaches (it keeps the newest `retain_last` of them and those
  * inside the retention), and snapshots no ref reaches (it removes those older than
- * `older_than`). Snapshots other branches or tags reach follow those refs' own retention
- * and are left out, so the figures never promise more than an expiry removes.
+ * `older_than`). Tag and branch heads, and the lineage of a branch with a retention of its
+ * own, are left out, so the figures never promise more than an expiry removes.
  */
 function expiryFigures(
   metadata: TableMetadataModel,
@@ -277,7 +277,11 @@ function expiryFigures(
   const otherRefs = new Set<string>();
   for (const ref of metadata.refs.values()) {
     if (ref.name === 'main') continue;
-    if (ref.type === 'tag') otherRefs.add(ref.snapshotId);
+    // A tag holds its snapshot. A branch with a snapshot retention of its own holds its
+    // lineage by that retention; one without follows the expiry's own `older_than` and
+    // `retain_last` (Iceberg's RemoveSnapshots), like main, and so surely holds only its head.
+    const ownRetention = ref.minSnapshotsToKeep !== undefined || ref.maxSnapshotAgeMs !== undefined;
+    if (ref.type === 'tag' || !ownRetention) otherRefs.add(ref.snapshotId);
     else for (const s of snapshotAncestry(metadata, ref.snapshotId)) otherRefs.add(s.snapshotId);
   }
   const mainOnly = main.filter((s) => !otherRefs.has(s.snapshotId));
