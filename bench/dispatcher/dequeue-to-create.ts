@@ -1,19 +1,24 @@
 // Dispatch latency: a task's dequeue (BullMQ `processedOn`) → its SparkApplication created on
 // the API server, with 1,000 waiting tasks across 10 catalogs. Run (Redis up:
 // bash deploy/local/infra.sh up redis):
-//   node bench/dispatcher/dequeue-to-create.ts [tasks] [catalogs] [slots]
-// The API server is the repo's fake (test/src/k8s/main.ts), in its own process as a real one
-// would be. The path measured is the dispatcher's own: job parse, attempt lookup (Redis),
+//   node bench/dispatcher/dequeue-to-create.ts [tasks] [catalogs] [slots] [fake|real]
+// `fake` (the default): the repo's fake API server (test/src/k8s/main.ts), in its own process
+// as a real one would be. `real`: the local control plane of deploy/local/k8s.sh (a real
+// kube-apiserver with etcd, RBAC and admission; start it with `bash deploy/local/k8s.sh up`),
+// reached with its admin credentials; the Spark operator is paused (SIGSTOP) for the window so
+// that its reconciling of 1,000 applications does not share the two cores with the path
+// measured, and resumed afterwards. The path measured is the dispatcher's own: job parse, attempt lookup (Redis),
 // quota read (the watch-fed ResourceQuota cache; a list until the watch has synced), sizing,
 // quota claim, `started` event (in-memory sink: Kafka is left out) and its Redis record,
 // SparkApplication create. The run is not followed: the runner returns once it is created.
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { kubeConfigFor } from '../../test/src/k8s/kube-config.ts';
+import { adminKubeConfig, infraEnv } from '@icepack/test';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
@@ -34,6 +39,8 @@ import { machine } from '../iceberg/machine.ts';
 const total = Number(process.argv[2] ?? 1_000);
 const catalogs = Number(process.argv[3] ?? 10);
 const slots = Number(process.argv[4] ?? 4);
+const api = process.argv[5] ?? 'fake';
+if (api !== 'fake' && api !== 'real') throw new Error(`api must be fake or real, not ${api}`);
 const redisUrl = `redis://127.0.0.1:${process.env.ICEPACK_REDIS_PORT ?? '16379'}`;
 const logger = createLogger({
   service: 'bench',
@@ -57,15 +64,44 @@ const figures: HealthFigures = {
   snapshots: 3,
   bytes: 1,
 };
-const apiProcess = spawn(
-  process.execPath,
-  [resolve(import.meta.dirname, '..', '..', 'test', 'src', 'k8s', 'main.ts')],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
+/** The API server: the fake in a child process, or the running real one (its pid from k8s.sh). */
+interface ApiServer {
+  readonly kc: KubeConfig;
+  readonly pid: number;
+  readonly stop: () => void;
+}
+
+function pidOf(component: string): number {
+  const file = resolve(infraEnv().runDir, 'k8s', `${component}.pid`);
+  return Number(readFileSync(file, 'utf8').trim());
+}
+
+async function startApi(): Promise<ApiServer> {
+  if (api === 'real') {
+    const operator = pidOf('spark-operator');
+    process.kill(operator, 'SIGSTOP');
+    return {
+      kc: adminKubeConfig(),
+      pid: pidOf('kube-apiserver'),
+      stop: () => process.kill(operator, 'SIGCONT'),
+    };
+  }
+  const child = spawn(
+    process.execPath,
+    [resolve(import.meta.dirname, '..', '..', 'test', 'src', 'k8s', 'main.ts')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const url = await new Promise<string>((ok) =>
+    child.stdout.once('data', (chunk: Buffer) => ok(chunk.toString().trim())),
+  );
+  return { kc: kubeConfigFor(url), pid: child.pid ?? NaN, stop: () => child.kill('SIGTERM') };
+}
+
+const apiServer = await startApi();
 /** CPU time (user + system) of the API server process so far, from /proc (Linux). */
 function apiCpuMs(): number {
   try {
-    const fields = readFileSync(`/proc/${String(apiProcess.pid)}/stat`, 'utf8')
+    const fields = readFileSync(`/proc/${String(apiServer.pid)}/stat`, 'utf8')
       .split(') ')[1]
       ?.split(' ');
     // utime and stime, fields 14 and 15 of stat: in clock ticks (100 per second on Linux).
@@ -74,10 +110,7 @@ function apiCpuMs(): number {
     return NaN;
   }
 }
-const apiUrl = await new Promise<string>((ok) =>
-  apiProcess.stdout.once('data', (chunk: Buffer) => ok(chunk.toString().trim())),
-);
-const kc = kubeConfigFor(apiUrl);
+const kc = apiServer.kc;
 const core = kc.makeApiClient(CoreV1Api);
 const redis = createRedisConnection(redisUrl, { role: 'worker', logger }).redis;
 const run = Math.random().toString(36).slice(2, 7);
@@ -144,7 +177,11 @@ for (const queue of queues) {
   await queue.obliterate({ force: true });
   await queue.close();
 }
-apiProcess.kill('SIGTERM');
+apiServer.stop();
+if (api === 'real') {
+  // The real server keeps what was created: delete the namespaces (and their applications).
+  for (const name of names) await core.deleteNamespace({ name: `icepack-${name}` });
+}
 redis.disconnect();
 
 latencies.sort((a, b) => a - b);
@@ -153,7 +190,7 @@ const pct = (p: number): number =>
 const apps = total;
 console.log(
   [
-    `# dispatcher: dequeue → SparkApplication created`,
+    `# dispatcher: dequeue → SparkApplication created (${api} API server)`,
     '',
     '```',
     machine(),
