@@ -47,3 +47,29 @@ export type CatalogAuth = z.output<typeof catalogAuthSchema>;
 export function parseCatalog(value: unknown): Catalog {
   return parseWith(catalogSchema, value, 'catalog');
 }
+
+/**
+ * The Spark conf that makes `catalog` an Iceberg REST catalog named like it: what a job needs
+ * besides its credential, which is never here (secret-looking keys are refused in
+ * `properties`). One home for the provisioner's `spark-defaults.conf` and the dispatcher's
+ * SparkApplication `sparkConf`.
+ */
+export function catalogSparkConf(
+  catalog: Pick<Catalog, 'name' | 'uri' | 'warehouse' | 'auth' | 'properties'>,
+): Record<string, string> {
+  const prefix = `spark.sql.catalog.${catalog.name}`;
+  const conf: Record<string, string> = {
+    [prefix]: 'org.apache.iceberg.spark.SparkCatalog',
+    [`${prefix}.type`]: 'rest',
+    [`${prefix}.uri`]: catalog.uri,
+  };
+  if (catalog.warehouse !== undefined) conf[`${prefix}.warehouse`] = catalog.warehouse;
+  if (catalog.auth.type === CatalogAuthType.oauth2) {
+    if (catalog.auth.serverUri !== undefined) {
+      conf[`${prefix}.oauth2-server-uri`] = catalog.auth.serverUri;
+    }
+    if (catalog.auth.scope !== undefined) conf[`${prefix}.scope`] = catalog.auth.scope;
+  }
+  for (const [key, value] of Object.entries(catalog.properties)) conf[`${prefix}.${key}`] = value;
+  return conf;
+}

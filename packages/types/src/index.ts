@@ -150,6 +150,7 @@ export {
 } from './secret-ref.ts';
 export {
   catalogSchema,
+  catalogSparkConf,
   parseCatalog,
   catalogAuthSchema,
   CatalogAuthType,

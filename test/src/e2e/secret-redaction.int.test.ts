@@ -191,6 +191,7 @@ describe('known secrets through registration → Kafka → scanner, and the job 
         mainApplicationFile: 'local:///opt/icepack/icepack_job.py',
         sparkVersion: '4.0.1',
         serviceAccount: 'icepack-spark',
+        configMap: 'icepack-spark',
         secretName: 'lake-credentials',
         timeToLiveSeconds: 86_400,
       },

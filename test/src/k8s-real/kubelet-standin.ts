@@ -73,6 +73,20 @@ class NotReadyYet extends Error {}
 const now = (): string => new Date().toISOString();
 
 /**
+ * Kubernetes dependent environment variables: `$(NAME)` in a container's env value is the
+ * value of a variable defined before it in the list (left as is when there is none), `$$` is a
+ * literal `$` — as the kubelet expands them.
+ */
+export function expandEnvReferences(
+  value: string,
+  defined: Readonly<Record<string, string>>,
+): string {
+  return value.replace(/\$\$|\$\(([-._a-zA-Z0-9]+)\)/g, (match, name: string | undefined) =>
+    name === undefined ? '$' : (defined[name] ?? match),
+  );
+}
+
+/**
  * A stand-in for the kubelet of the kwok node (test infrastructure, not a Kubernetes part): it
  * watches the Spark driver pods scheduled there and runs each for real, with the local
  * `spark-submit` (`--master local[n]`), from what the pod carries — the job file and arguments of
@@ -170,7 +184,7 @@ export async function startKubeletStandin(
       } else if (ref?.fieldRef) {
         env[e.name] = fieldValue(ref.fieldRef.fieldPath);
       } else {
-        env[e.name] = e.value ?? '';
+        env[e.name] = expandEnvReferences(e.value ?? '', env);
       }
     }
     return env;

@@ -84,6 +84,8 @@ export function createCatalogWorker(
       name: catalog.name,
       uri: catalog.uri,
       ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
+      auth: catalog.auth,
+      properties: catalog.properties,
     },
     logger: deps.logger.child({ catalog: catalog.name }),
     maxAttempts: deps.maxAttempts,

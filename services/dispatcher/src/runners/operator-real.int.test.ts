@@ -1,41 +1,141 @@
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, RbacAuthorizationV1Api, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { createServer, request as forward, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  Watch,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { createLogger } from '@icepack/runtime';
 import {
   adminKubeConfig,
   serviceAccountKubeConfig,
   startKubeletStandin,
   tableTruth,
+  until,
   type KubeletStandin,
   type ServiceAccountAccess,
 } from '@icepack/test';
-import type { Task } from '@icepack/types';
+import {
+  parseCatalog,
+  parseResourceGroup,
+  queueNameForCatalog,
+  type Catalog,
+  type Task,
+} from '@icepack/types';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+// The provisioner's own Kubernetes adapter makes the group's namespace and objects, so the run
+// below lands where production runs land (test-only import across services).
+import { KubeCluster } from '../../../provisioner/src/adapters/kube-cluster.ts';
+import { KUBERNETES_STEPS } from '../../../provisioner/src/domain/group-record.ts';
 import { sizeJob } from '../domain/sizing.ts';
+import type { QuotaGate } from '../adapters/quota.ts';
+import { InMemoryDispatchSink } from '../adapters/task-events.ts';
+import { TaskWorker } from '../adapters/task-worker.ts';
 import { dispatchTables, type DispatchTruth } from '../adapters/testing/dispatch-tables.ts';
 import { mergeTask, sortTask } from '../adapters/testing/sample-tasks.ts';
 import { testBinding } from '../adapters/testing/test-binding.ts';
-import { SPARK_API } from './spark-application.ts';
+import {
+  CATALOG_CONFIG_DIR,
+  RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_POD_SECURITY,
+  SPARK_API,
+} from './spark-application.ts';
 import { SparkOperatorRunner } from './spark-operator-runner.ts';
-import type { RunRequest } from './spark-runner.ts';
+import type { CatalogConnection, RunRequest } from './spark-runner.ts';
 
 // The dispatcher's own spark-operator runner against the real local control plane
 // (deploy/local/k8s.sh): the real kube-apiserver, the real Kubeflow Spark operator with the fake
 // spark-submit that creates the driver pod, and the kubelet stand-in that runs that pod's job with
-// the local Spark against the local REST catalog.
+// the local Spark against the local REST catalog. The namespace is made by the provisioner's
+// adapter (Pod Security `restricted`, its ConfigMap, quota, LimitRange, driver account), and the
+// catalog needs a bearer token that only a Secret of that namespace holds.
 const infra = inject('infra');
 const suffix = randomBytes(3).toString('hex');
 const catalogName = `opreal${suffix}`;
 const prefix = `opreal_${suffix}`;
 const binding = testBinding(catalogName, { runner: 'spark-operator' });
 const { namespace } = binding;
+/** The catalog's credential: in the namespace's Secret, nowhere else. */
+const token = randomBytes(24).toString('hex');
+const secretName = 'lake-catalog';
 
 let admin: KubeConfig;
 let dispatcher: ServiceAccountAccess;
 let kubelet: KubeletStandin;
 let before: Record<string, DispatchTruth>;
+let catalog: Catalog;
+let authProxy: AuthProxy;
 /** Every `status.applicationState.state` each application went through, in order. */
 const states = new Map<string, string[]>();
 let stopWatch: (() => void) | undefined;
+
+interface AuthProxy {
+  readonly uri: string;
+  /** Requests that came with the token, and without it (refused with 401). */
+  readonly seen: { authorized: number; refused: number };
+  close(): Promise<void>;
+}
+
+/** The local REST catalog behind a bearer token: what a catalog with `auth` does. */
+async function startAuthProxy(target: string, bearer: string): Promise<AuthProxy> {
+  const upstream = new URL(target);
+  const seen = { authorized: 0, refused: 0 };
+  const server: Server = createServer((req, res) => {
+    if (req.headers.authorization !== `Bearer ${bearer}`) {
+      seen.refused += 1;
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: { message: 'bearer token required', type: 'NotAuthorizedException', code: 401 },
+        }),
+      );
+      return;
+    }
+    seen.authorized += 1;
+    const out = forward(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: upstream.host },
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    out.on('error', () => res.writeHead(502).end());
+    req.pipe(out);
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    uri: `http://127.0.0.1:${String(port)}${upstream.pathname.replace(/\/$/, '')}`,
+    seen,
+    close: () =>
+      new Promise<void>((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
+  };
+}
+
+/** How the dispatcher passes the catalog to a run (create-catalog-worker.ts). */
+function connection(): CatalogConnection {
+  return {
+    name: catalog.name,
+    uri: catalog.uri,
+    auth: catalog.auth,
+    properties: catalog.properties,
+  };
+}
 
 function request(task: Task): RunRequest {
   const decision = sizeJob({
@@ -51,7 +151,7 @@ function request(task: Task): RunRequest {
     attempt: 1,
     binding,
     size: decision.size,
-    catalog: { name: catalogName, uri: infra.catalogUri },
+    catalog: connection(),
     timeoutMs: 10 * 60_000,
   };
 }
@@ -65,11 +165,27 @@ function truth(key: string): DispatchTruth {
 beforeAll(async () => {
   admin = adminKubeConfig(infra.kube);
   const core = admin.makeApiClient(CoreV1Api);
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
-  // The driver's account, as the provisioner creates it in each namespace.
-  await core.createNamespacedServiceAccount({
+  authProxy = await startAuthProxy(infra.catalogUri, token);
+  catalog = parseCatalog({
+    name: catalogName,
+    type: 'rest',
+    uri: authProxy.uri,
+    auth: { type: 'bearer', token: { secret: { name: secretName, key: 'token' } } },
+  });
+  // The group's namespace and objects, as the provisioner makes them.
+  const group = parseResourceGroup({
+    name: catalogName,
+    catalog: catalogName,
+    cpu: '4',
+    memory: '8Gi',
+    slots: 1,
+  });
+  const provisioner = new KubeCluster(admin, `opreal-${suffix}`);
+  for (const step of KUBERNETES_STEPS) await provisioner.applyStep(step, group, catalog);
+  // The catalog's credential, put there by whoever runs Icepack.
+  await core.createNamespacedSecret({
     namespace,
-    body: { metadata: { name: 'icepack-spark' } },
+    body: { metadata: { name: secretName }, stringData: { token } },
   });
   // The runner acts with a token that may only handle SparkApplications in this namespace.
   await admin.makeApiClient(RbacAuthorizationV1Api).createNamespacedRole({
@@ -141,6 +257,7 @@ beforeAll(async () => {
 afterAll(async () => {
   stopWatch?.();
   await kubelet?.stop();
+  await authProxy?.close();
   await dispatcher?.cleanup();
   await admin
     ?.makeApiClient(CoreV1Api)
@@ -149,7 +266,11 @@ afterAll(async () => {
 });
 
 describe('the spark-operator runner on the real Spark operator and API server', () => {
-  it('runs a merge as a SparkApplication that goes SUBMITTED → RUNNING → COMPLETED and rewrites the table', async () => {
+  it('runs a merge in a restricted group namespace, with the catalog credential only by Secret reference: SUBMITTED → RUNNING → COMPLETED, the table rewritten', async () => {
+    // Pod Security `restricted` is enforced where the run goes (the provisioner labelled it).
+    const ns = await admin.makeApiClient(CoreV1Api).readNamespace({ name: namespace });
+    expect(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+
     const task = mergeTask(truth('unpartitioned-small-files'), 5);
     const runner = new SparkOperatorRunner({ kubeConfig: dispatcher.kubeConfig, pollMs: 500 });
     const run = request(task);
@@ -164,14 +285,44 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     expect(driverRuns[0]?.exitCode).toBe(0);
     expect(driverRuns[0]?.command.mainFile).toBe('local:///opt/icepack/jobs/spark/icepack_job.py');
     expect(driverRuns[0]?.command.appArgs).toEqual(
-      expect.arrayContaining([
-        '--catalog-uri',
-        infra.catalogUri,
-        '--task-json',
-        JSON.stringify(task),
-      ]),
+      expect.arrayContaining(['--catalog-uri', authProxy.uri, '--task-json', JSON.stringify(task)]),
     );
     expect(driverRuns[0]?.command.conf['spark.sql.shuffle.partitions']).toBeDefined();
+    // The catalog's configuration came with the application's Spark conf.
+    expect(driverRuns[0]?.command.conf).toMatchObject({
+      [`spark.sql.catalog.${catalogName}`]: 'org.apache.iceberg.spark.SparkCatalog',
+      [`spark.sql.catalog.${catalogName}.type`]: 'rest',
+      [`spark.sql.catalog.${catalogName}.uri`]: authProxy.uri,
+    });
+
+    // The driver pod the API server admitted under `restricted`: the templates' security
+    // context, the provisioner's ConfigMap mounted, the credential as a Secret reference.
+    const pod = await admin
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPod({ name: `${name}-driver`, namespace });
+    expect(pod.spec?.securityContext).toEqual(RESTRICTED_POD_SECURITY);
+    const container = pod.spec?.containers.find((c) => c.name === 'spark-kubernetes-driver');
+    expect(container?.securityContext).toEqual(RESTRICTED_CONTAINER_SECURITY);
+    expect(container?.env).toContainEqual({
+      name: 'ICEPACK_CATALOG_TOKEN',
+      valueFrom: { secretKeyRef: { name: secretName, key: 'token' } },
+    });
+    const mount = container?.volumeMounts?.find((m) => m.mountPath === CATALOG_CONFIG_DIR);
+    expect(pod.spec?.volumes?.find((v) => v.name === mount?.name)?.configMap?.name).toBe(
+      'icepack-spark',
+    );
+    // No literal credential in the application, the pod or the conf Spark wrote for it.
+    const app: unknown = await admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      ...SPARK_API,
+      namespace,
+      name,
+    });
+    const configMaps = await admin.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace });
+    for (const [what, object] of Object.entries({ app, pod, configMaps }))
+      expect(JSON.stringify(object).includes(token), what).toBe(false);
+    // The job reached the catalog with the Secret's token, and never without it.
+    expect(authProxy.seen.authorized).toBeGreaterThan(0);
+    expect(authProxy.seen.refused).toBe(0);
 
     // The real table: fewer data files, the same rows.
     const was = truth('unpartitioned-small-files');
@@ -180,31 +331,79 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     expect(now.recordCount).toBe(was.recordCount);
     expect(now.contentChecksum).toEqual(was.contentChecksum);
     expect(now.currentSnapshotId).not.toBe(was.currentSnapshotId);
-  }, 300_000);
+    // A bound for a loaded machine: a real Spark run, then a Spark session reading the table.
+  }, 600_000);
 
-  it("fails a failing job with the driver's exit code, as the operator reports it, in the task's error", async () => {
-    // A z-order on a column the table does not have: the job exits non-zero.
+  it("puts the operator's report of a failed driver in the failed task event's reason", async () => {
+    // A z-order on a column the table does not have: the job exits non-zero. The task goes
+    // through the dispatcher's worker (BullMQ on the real Redis) to its task event.
     const task = sortTask(truth('odd-name'), 'zorder', [{ name: 'no_such_column' }]);
     const runner = new SparkOperatorRunner({ kubeConfig: dispatcher.kubeConfig, pollMs: 500 });
-    const run = request(task);
-    const outcome = await runner.run(run);
-
-    const name = runner.runName(run);
-    const driverRun = kubelet.runs.find((r) => r.pod === `${name}-driver`);
-    const exitCode = driverRun?.exitCode;
-    // The job's exit code for bad input (a column the table lacks), as the local runner sees it.
-    expect(exitCode).toBe(2);
-    expect(states.get(name)).toEqual(['SUBMITTED', 'RUNNING', 'FAILING', 'FAILED']);
-    expect(outcome.ok).toBe(false);
-    if (outcome.ok) return;
-    expect(outcome.error.message).toBe(
-      `driver container failed with ExitCode: ${String(exitCode)}, Reason: Error`,
-    );
-    expect(outcome.error.kind).toBe('bad-input');
+    const redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+    const bullPrefix = `icepack-opreal-${suffix}`;
+    const sink = new InMemoryDispatchSink();
+    const roomy: QuotaGate = {
+      room: () => Promise.resolve({}),
+      acquire: () => Promise.resolve(true),
+      release: () => Promise.resolve(),
+    };
+    const worker = new TaskWorker({
+      binding,
+      connection: redis,
+      runner,
+      quota: roomy,
+      sink,
+      health: {
+        read: () =>
+          Promise.resolve({ dataFiles: 1, smallFiles: 1, deleteFiles: 0, snapshots: 1, bytes: 1 }),
+      },
+      catalog: connection(),
+      logger: createLogger({ service: 'operator-real-test', level: 'warn' }),
+      prefix: bullPrefix,
+    });
+    const queue = new Queue(queueNameForCatalog(catalogName), {
+      connection: redis,
+      prefix: bullPrefix,
+    });
+    try {
+      await worker.start();
+      await queue.add(task.type, task, { jobId: task.id, removeOnFail: true });
+      const failed = await until(
+        () => sink.events.find((e) => e.status === 'failed'),
+        'the failed task event',
+        540_000,
+        () => JSON.stringify(sink.events),
+      );
+      const name = failed.runId ?? '';
+      const driverRun = kubelet.runs.find((r) => r.pod === `${name}-driver`);
+      const exitCode = driverRun?.exitCode;
+      // The job's exit code for bad input (a column the table lacks), as the local runner sees it.
+      expect(exitCode).toBe(2);
+      expect(states.get(name)).toEqual(['SUBMITTED', 'RUNNING', 'FAILING', 'FAILED']);
+      // What the operator wrote in the application's status, word for word.
+      const app = (await admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+        ...SPARK_API,
+        namespace,
+        name,
+      })) as { status: { applicationState: { errorMessage: string } } };
+      const reported = app.status.applicationState.errorMessage;
+      expect(reported).toBe(
+        `driver container failed with ExitCode: ${String(exitCode)}, Reason: Error`,
+      );
+      expect(failed.reason).toBe(reported);
+      expect(failed.error).toEqual({ kind: 'bad-input', message: reported, retryable: false });
+      expect(sink.events.map((e) => e.status)).toEqual(['started', 'failed']);
+    } finally {
+      await worker.close(true);
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+    }
     // The table is untouched.
     const was = truth('odd-name');
     const now = await tableTruth(was.id);
     expect(now.currentSnapshotId).toBe(was.currentSnapshotId);
     expect(now.contentChecksum).toEqual(was.contentChecksum);
-  }, 300_000);
+    // A bound for a loaded machine: a real Spark run, then a Spark session reading the table.
+  }, 600_000);
 });

@@ -1,5 +1,6 @@
-import { SPARK_REDACTION_REGEX } from '@icepack/types';
+import { catalogSparkConf, SPARK_REDACTION_REGEX } from '@icepack/types';
 import type { Task } from '@icepack/types';
+import { kubernetesJobCredentials, type JobEnvVar } from '../domain/job-credentials.ts';
 import type { RunRequest } from './spark-runner.ts';
 import { taskHash } from './run-key.ts';
 
@@ -63,11 +64,66 @@ export interface ApplicationOptions {
   readonly serviceAccount: string;
   /** Secret whose keys become the driver's env (catalog credentials); by name only. */
   readonly secretName?: string;
+  /**
+   * The provisioner's ConfigMap in the group's namespace (`catalog.json`,
+   * `spark-defaults.conf`), mounted read-only in the driver at `CATALOG_CONFIG_DIR`.
+   */
+  readonly configMap: string;
   /** Finished applications are garbage-collected after this long. */
   readonly timeToLiveSeconds: number;
 }
 
-/** The SparkApplication object of a run. Pure. */
+/** Where the driver finds the provisioner's ConfigMap. */
+export const CATALOG_CONFIG_DIR = '/etc/icepack/catalog';
+
+/** The container names Spark's submission client looks for in the pod templates. */
+const DRIVER_CONTAINER = 'spark-kubernetes-driver';
+const EXECUTOR_CONTAINER = 'spark-kubernetes-executor';
+
+/**
+ * Pod Security `restricted` (ADR 0009): the job image's user (185 in apache/spark images),
+ * RuntimeDefault seccomp; per container no privilege escalation and no capability.
+ */
+export const RESTRICTED_POD_SECURITY = {
+  runAsNonRoot: true,
+  runAsUser: 185,
+  runAsGroup: 185,
+  fsGroup: 185,
+  seccompProfile: { type: 'RuntimeDefault' },
+} as const;
+export const RESTRICTED_CONTAINER_SECURITY = {
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+} as const;
+
+/** A task the spark-operator runner cannot turn into a SparkApplication (names the field). */
+export class JobSpecError extends Error {
+  override readonly name = 'JobSpecError';
+}
+
+/**
+ * The driver's credential environment, or why there is none (see `kubernetesJobCredentials`).
+ * Pure; the runner asks before it creates anything.
+ */
+export function jobCredentials(
+  request: RunRequest,
+  options: Pick<ApplicationOptions, 'secretName'>,
+) {
+  return kubernetesJobCredentials(request.catalog.auth ?? { type: 'none' }, options.secretName);
+}
+
+/**
+ * The SparkApplication object of a run. Pure; throws `JobSpecError` for a catalog credential a
+ * pod cannot reference (`jobCredentials`).
+ *
+ * Everything that shapes the pods beyond Spark's own settings goes into the pod templates
+ * (`driver.template`, `executor.template`): the Spark operator (v2.5.2) applies its
+ * `securityContext`, `env`, `envFrom` and `sparkConfigMap` fields only through its mutating
+ * webhook, and does not mutate pods made from a template at all, while templates reach
+ * `spark-submit` either way (ADR 0012).
+ */
 export function sparkApplication(
   request: RunRequest,
   options: ApplicationOptions,
@@ -82,11 +138,17 @@ export function sparkApplication(
     [Labels.attempt]: String(request.attempt),
     [Labels.managedBy]: 'icepack-dispatcher',
   };
-  const env = [
+  const credentials = jobCredentials(request, options);
+  if (!credentials.ok) throw new JobSpecError(credentials.problem);
+  const env: JobEnvVar[] = [
+    ...credentials.env,
     ...(request.traceparent === undefined
       ? []
       : [{ name: 'TRACEPARENT', value: request.traceparent }]),
   ];
+  const envFrom =
+    options.secretName === undefined ? [] : [{ secretRef: { name: options.secretName } }];
+  const configVolume = 'icepack-catalog-config';
   const args = [
     '--task-json',
     JSON.stringify(task),
@@ -125,6 +187,14 @@ export function sparkApplication(
       sparkVersion: options.sparkVersion,
       sparkConf: {
         'spark.sql.shuffle.partitions': String(size.executor.cores * size.executor.instances),
+        // The catalog as the provisioner's spark-defaults.conf has it (no credential).
+        ...catalogSparkConf({
+          name: catalog.name,
+          uri: catalog.uri,
+          warehouse: catalog.warehouse,
+          auth: catalog.auth ?? { type: 'none' },
+          properties: catalog.properties ?? {},
+        }),
         ...binding.spark.sparkConf,
         // Last, so a group's sparkConf cannot weaken it: the job's catalog credential is redacted.
         'spark.redaction.regex': SPARK_REDACTION_REGEX,
@@ -138,10 +208,23 @@ export function sparkApplication(
         memoryOverhead: overhead(size.driver.memoryBytes),
         serviceAccount: options.serviceAccount,
         labels,
-        env,
-        ...(options.secretName === undefined
-          ? {}
-          : { envFrom: [{ secretRef: { name: options.secretName } }] }),
+        template: {
+          spec: {
+            securityContext: RESTRICTED_POD_SECURITY,
+            volumes: [{ name: configVolume, configMap: { name: options.configMap } }],
+            containers: [
+              {
+                name: DRIVER_CONTAINER,
+                securityContext: RESTRICTED_CONTAINER_SECURITY,
+                env,
+                envFrom,
+                volumeMounts: [
+                  { name: configVolume, mountPath: CATALOG_CONFIG_DIR, readOnly: true },
+                ],
+              },
+            ],
+          },
+        },
       },
       executor: {
         cores: size.executor.cores,
@@ -150,6 +233,14 @@ export function sparkApplication(
         memory: size.executor.memory,
         memoryOverhead: overhead(size.executor.memoryBytes),
         labels,
+        template: {
+          spec: {
+            securityContext: RESTRICTED_POD_SECURITY,
+            containers: [
+              { name: EXECUTOR_CONTAINER, securityContext: RESTRICTED_CONTAINER_SECURITY },
+            ],
+          },
+        },
       },
     },
   };

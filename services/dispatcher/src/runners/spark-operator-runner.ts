@@ -5,6 +5,7 @@ import { kubeClients } from '../adapters/kube-client.ts';
 import { errorFromExitCode } from './job-result.ts';
 import {
   applicationName,
+  jobCredentials,
   sparkApplication,
   SPARK_API,
   type ApplicationOptions,
@@ -78,6 +79,7 @@ export class SparkOperatorRunner implements SparkRunner {
         options.mainApplicationFile ?? 'local:///opt/icepack/jobs/spark/icepack_job.py',
       sparkVersion: options.sparkVersion ?? '4.0.1',
       serviceAccount: options.serviceAccount ?? 'icepack-spark',
+      configMap: options.configMap ?? 'icepack-spark',
       timeToLiveSeconds: options.timeToLiveSeconds ?? 86_400,
       ...(options.secretName === undefined ? {} : { secretName: options.secretName }),
     };
@@ -122,6 +124,15 @@ export class SparkOperatorRunner implements SparkRunner {
   }
 
   async run(request: RunRequest): Promise<RunOutcome> {
+    // A credential no pod can reference: the job would run unauthenticated. Nothing is created.
+    const credentials = jobCredentials(request, this.#app);
+    if (!credentials.ok) {
+      return {
+        ok: false,
+        error: { kind: 'bad-input', message: credentials.problem, retryable: false },
+        reattached: false,
+      };
+    }
     const { name, existed } = await this.submit(request);
     request.onSubmitted?.();
     const end = await this.#follow(request.binding.namespace, name, request.timeoutMs);

@@ -1,4 +1,4 @@
-import type { Binding, Task, TaskError } from '@icepack/types';
+import type { Binding, CatalogAuth, Task, TaskError } from '@icepack/types';
 import type { JobSize } from '../domain/sizing.ts';
 import type { JobResult } from './job-result.ts';
 
@@ -9,6 +9,10 @@ export interface CatalogConnection {
   /** REST catalog URI. */
   readonly uri: string;
   readonly warehouse?: string;
+  /** The catalog's auth, secret references only (the spark-operator runner maps them). */
+  readonly auth?: CatalogAuth;
+  /** The catalog's non-secret client properties. */
+  readonly properties?: Readonly<Record<string, string>>;
   /** Environment variables the job reads secrets from, passed through by name only. */
   readonly secretEnv?: readonly string[];
 }

@@ -1,3 +1,4 @@
+import { catalogSparkConf } from '@icepack/types';
 import type { Catalog, ResourceGroup } from '@icepack/types';
 
 /**
@@ -6,15 +7,9 @@ import type { Catalog, ResourceGroup } from '@icepack/types';
  * Credentials are not here: the job resolves the catalog's secret reference itself.
  */
 export function sparkDefaults(group: ResourceGroup, catalog: Catalog): Record<string, string> {
-  const prefix = `spark.sql.catalog.${catalog.name}`;
-  const conf: Record<string, string> = {
+  return {
     'spark.sql.extensions': 'org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions',
-    [prefix]: 'org.apache.iceberg.spark.SparkCatalog',
-    [`${prefix}.type`]: 'rest',
-    [`${prefix}.uri`]: catalog.uri,
+    ...catalogSparkConf(catalog),
+    ...group.spark.sparkConf,
   };
-  if (catalog.warehouse !== undefined) conf[`${prefix}.warehouse`] = catalog.warehouse;
-  for (const [key, value] of Object.entries(catalog.properties)) conf[`${prefix}.${key}`] = value;
-  for (const [key, value] of Object.entries(group.spark.sparkConf)) conf[key] = value;
-  return conf;
 }
