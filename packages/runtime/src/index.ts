@@ -57,6 +57,16 @@ export type { BackoffOptions } from './retry/backoff.ts';
 // Kafka
 export { KafkaClient } from './kafka/kafka-client.ts';
 export type { KafkaClientOptions } from './kafka/kafka-client.ts';
+export { applyAcls, removeAcls } from './kafka/apply-acls.ts';
+export {
+  aclCommands,
+  DEFAULT_GROUP_PREFIXES,
+  KafkaPrincipalRole,
+  localKafkaUsers,
+  ROLE_GRANTS,
+  serviceAcls,
+} from './kafka/service-acls.ts';
+export type { AclOperation, AclRule, ServiceAclOptions } from './kafka/service-acls.ts';
 export { kafkaTransport, tlsOptions } from './kafka/kafka-transport.ts';
 export type { KafkaTransport, ReadConfigFile, TlsFiles } from './kafka/kafka-transport.ts';
 export { EnvelopeProducer } from './kafka/envelope-producer.ts';

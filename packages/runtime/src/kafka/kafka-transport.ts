@@ -58,7 +58,9 @@ export function kafkaTransport(config: KafkaTransportConfig, read: ReadConfigFil
     }
   } else if (mechanism === 'oauthbearer') {
     if (tokenFile === undefined) {
-      problems.push('ICEPACK_KAFKA_SASL_OAUTH_TOKEN_FILE: required when the mechanism is oauthbearer');
+      problems.push(
+        'ICEPACK_KAFKA_SASL_OAUTH_TOKEN_FILE: required when the mechanism is oauthbearer',
+      );
     } else {
       sasl = {
         mechanism,
@@ -111,15 +113,13 @@ export interface TlsFiles {
  * client certificate (both halves required together). The server certificate is always
  * verified.
  */
-export function tlsOptions(
-  prefix: string,
-  files: TlsFiles,
-): true | ConnectionOptions | undefined {
+export function tlsOptions(prefix: string, files: TlsFiles): true | ConnectionOptions | undefined {
   const { problems } = files;
   const set = { CA_FILE: files.caFile, CERT_FILE: files.certFile, KEY_FILE: files.keyFile };
   if (!files.enabled) {
     for (const [suffix, value] of Object.entries(set)) {
-      if (value !== undefined) problems.push(`${prefix}_TLS_${suffix}: set, but ${prefix}_TLS is off`);
+      if (value !== undefined)
+        problems.push(`${prefix}_TLS_${suffix}: set, but ${prefix}_TLS is off`);
     }
     return undefined;
   }
