@@ -279,12 +279,18 @@ cmd_users() {
 
 # Applies the Icepack ACLs (packages/runtime/src/kafka/service-acls.ts) for the SCRAM users,
 # through the Admin API of the super-user listener. Needs the workspace's node_modules.
+# A marker named after the rules' source skips the Node start when nothing changed.
 cmd_acls() {
-  local node_bin
+  local node_bin source="$ICEPACK_ROOT/packages/runtime/src/kafka/service-acls.ts" marker
+  marker="$data_dir/.icepack-acls-$(sha1sum "$source" | cut -c1-12)"
+  [[ -f "$marker" ]] && return 0
   node_bin="$(bash "$ICEPACK_ROOT/deploy/local/node.sh")"
-  [[ -d "$ICEPACK_ROOT/node_modules/kafkajs" || -d "$ICEPACK_ROOT/packages/runtime/node_modules/kafkajs" ]] \
+  [[ -d "$ICEPACK_ROOT/packages/runtime/node_modules/kafkajs" ]] \
     || die "kafka acls: run 'pnpm install' first (the ACLs are applied with the runtime's Kafka client)"
-  "$node_bin/node" "$ICEPACK_ROOT/packages/runtime/src/bin/kafka-acls.ts" apply --bootstrap "$bootstrap" >&2
+  NODE_NO_WARNINGS=1 "$node_bin/node" "$ICEPACK_ROOT/packages/runtime/src/bin/kafka-acls.ts" \
+    apply --bootstrap "$bootstrap" >&2
+  rm -f "$data_dir"/.icepack-acls-*
+  touch "$marker"
 }
 
 cmd_up() {
