@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # Kafka 4.x, one KRaft node (broker + controller), from Maven Central jars run with `java -cp`.
-# Usage: kafka.sh install|start|stop|status|wait|up|topics
+# Usage: kafka.sh install|start|stop|status|wait|up|topics|users|acls
+#
+# Two client listeners on the one broker: PLAINTEXT on ICEPACK_KAFKA_PORT, whose anonymous
+# principal is a super user (every existing test and `./dev up` use it, unaffected by ACLs),
+# and SASL_PLAINTEXT with SCRAM-SHA-512 on ICEPACK_KAFKA_SASL_PORT, where the StandardAuthorizer
+# enforces the ACLs of packages/runtime/src/kafka/service-acls.ts for the users `icepack-<role>`.
+# This shape (an unauthenticated super-user listener beside the secured one) is for local tests
+# only; a production cluster has no such listener (docs/security.md).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -13,6 +20,9 @@ pidfile="$kafka_dir/kafka.pid"
 logfile="$ICEPACK_LOGS/kafka.log"
 outfile="$ICEPACK_LOGS/kafka.out"
 bootstrap="127.0.0.1:$ICEPACK_KAFKA_PORT"
+sasl_dir="$kafka_dir/sasl"
+# The SCRAM users of the SASL listener, one per principal role (service-acls.ts, localKafkaUsers).
+SASL_USERS=(icepack-provisioner icepack-metadata-scanner icepack-planner icepack-dispatcher icepack-commit-source)
 
 # name:cleanup.policy — every topic Icepack uses, 3 partitions each.
 ICEPACK_TOPICS=(
@@ -84,11 +94,21 @@ process.roles=broker,controller
 node.id=1
 # A static voter set: the controller port may change between runs without re-formatting.
 controller.quorum.voters=1@127.0.0.1:$ICEPACK_KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_PORT,CONTROLLER://127.0.0.1:$ICEPACK_KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_PORT,CONTROLLER://127.0.0.1:$ICEPACK_KAFKA_CONTROLLER_PORT,SASL_PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_SASL_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_PORT,SASL_PLAINTEXT://127.0.0.1:$ICEPACK_KAFKA_SASL_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+# SASL/SCRAM on the SASL_PLAINTEXT listener; the users are created by kafka.sh users.
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+# ACLs are enforced for every principal but the super user. The PLAINTEXT and CONTROLLER
+# listeners authenticate nobody, so their principal is User:ANONYMOUS: a super user here,
+# which keeps the plaintext port as open as before (local tests only).
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
 log.dirs=$data_dir
 auto.create.topics.enable=true
 num.partitions=3
@@ -155,6 +175,10 @@ cmd_start() {
   lock "$ICEPACK_RUN/.kafka.lock"
   if instance_running kafka "$pidfile" "$ICEPACK_KAFKA_PORT"; then
     log "kafka: already running (pid $(cat "$pidfile")) on $bootstrap"
+    # A broker started by an older kafka.sh has no SASL listener; it keeps serving as before.
+    port_open "$ICEPACK_KAFKA_SASL_PORT" || log "kafka: note: no SASL listener on" \
+      "$ICEPACK_KAFKA_SASL_PORT (started by an older kafka.sh); 'kafka.sh stop && kafka.sh up'" \
+      "restarts it with SASL/SCRAM and ACLs (the data directory is kept)"
     return 0
   fi
   if port_open "$ICEPACK_KAFKA_PORT"; then
@@ -163,6 +187,7 @@ cmd_start() {
     return 0
   fi
   port_open "$ICEPACK_KAFKA_CONTROLLER_PORT" && die "controller port $ICEPACK_KAFKA_CONTROLLER_PORT is taken"
+  port_open "$ICEPACK_KAFKA_SASL_PORT" && die "SASL port $ICEPACK_KAFKA_SASL_PORT is taken"
   write_config
   format_storage
   record_port "$pidfile" "$ICEPACK_KAFKA_PORT"
@@ -224,11 +249,63 @@ cmd_topics() {
   done
 }
 
+# Creates the SCRAM-SHA-512 users (through the plaintext super-user listener, so it works on a
+# data directory formatted by an older kafka.sh too). Each password is random, made once and
+# kept in $sasl_dir/<user> (mode 600); tests read it from there. A marker in the data
+# directory records which users exist, so a re-created data directory gets them again.
+cmd_users() {
+  cmd_install
+  mkdir -p "$sasl_dir"
+  chmod 700 "$sasl_dir"
+  local marker="$data_dir/.icepack-scram-users" user
+  for user in "${SASL_USERS[@]}"; do
+    if [[ ! -s "$sasl_dir/$user" ]]; then
+      (umask 077 && openssl rand -hex 24 >"$sasl_dir/$user")
+      rm -f "$marker"
+    fi
+  done
+  if [[ -f "$marker" ]] && diff -q <(printf '%s\n' "${SASL_USERS[@]}") "$marker" >/dev/null; then
+    return 0
+  fi
+  for user in "${SASL_USERS[@]}"; do
+    log "kafka: creating SCRAM-SHA-512 user $user"
+    kafka_java org.apache.kafka.tools.ConfigCommand --bootstrap-server "$bootstrap" --alter \
+      --entity-type users --entity-name "$user" \
+      --add-config "SCRAM-SHA-512=[iterations=4096,password=$(cat "$sasl_dir/$user")]" >/dev/null \
+      || die "could not create the SCRAM user $user (log: $outfile)"
+  done
+  printf '%s\n' "${SASL_USERS[@]}" >"$marker"
+}
+
+# Applies the Icepack ACLs (packages/runtime/src/kafka/service-acls.ts) for the SCRAM users,
+# through the Admin API of the super-user listener. Needs the workspace's node_modules.
+# A marker named after the rules' source skips the Node start when nothing changed.
+cmd_acls() {
+  local node_bin source="$ICEPACK_ROOT/packages/runtime/src/kafka/service-acls.ts" marker
+  marker="$data_dir/.icepack-acls-$(sha1sum "$source" | cut -c1-12)"
+  [[ -f "$marker" ]] && return 0
+  node_bin="$(bash "$ICEPACK_ROOT/deploy/local/node.sh")"
+  [[ -d "$ICEPACK_ROOT/packages/runtime/node_modules/kafkajs" ]] \
+    || die "kafka acls: run 'pnpm install' first (the ACLs are applied with the runtime's Kafka client)"
+  NODE_NO_WARNINGS=1 "$node_bin/node" "$ICEPACK_ROOT/packages/runtime/src/bin/kafka-acls.ts" \
+    apply --bootstrap "$bootstrap" >&2
+  rm -f "$data_dir"/.icepack-acls-*
+  touch "$marker"
+}
+
 cmd_up() {
   cmd_start
   wait_port
   cmd_topics
+  if port_open "$ICEPACK_KAFKA_SASL_PORT"; then
+    cmd_users
+    if [[ -d "$ICEPACK_ROOT/packages/runtime/node_modules/kafkajs" ]]; then
+      cmd_acls
+    else
+      log "kafka: ACLs not applied yet (no node_modules); 'kafka.sh acls' after pnpm install"
+    fi
+  fi
   healthy_line
 }
 
-run_subcommand "kafka.sh install|start|stop|status|wait|up|topics" "$@"
+run_subcommand "kafka.sh install|start|stop|status|wait|up|topics|users|acls" "$@"

@@ -17,6 +17,8 @@ PNPM_VERSION="${PNPM_VERSION:-10.34.8}"
 ICEPACK_REDIS_PORT="${ICEPACK_REDIS_PORT:-16379}"
 ICEPACK_KAFKA_PORT="${ICEPACK_KAFKA_PORT:-19092}"
 ICEPACK_KAFKA_CONTROLLER_PORT="${ICEPACK_KAFKA_CONTROLLER_PORT:-19093}"
+# The same broker's SASL_PLAINTEXT listener (SCRAM-SHA-512, ACLs enforced); local tests only.
+ICEPACK_KAFKA_SASL_PORT="${ICEPACK_KAFKA_SASL_PORT:-19094}"
 ICEPACK_CATALOG_PORT="${ICEPACK_CATALOG_PORT:-18181}"
 # The local Kubernetes control plane (k8s.sh): API server, etcd client and peer, the Spark
 # operator's health probe, kwok's server.

@@ -1,5 +1,10 @@
 // Config
-export { baseConfigSchema, LogLevel, OtlpExporterChoice } from './config/base-config.ts';
+export {
+  baseConfigSchema,
+  KafkaSaslMechanism,
+  LogLevel,
+  OtlpExporterChoice,
+} from './config/base-config.ts';
 export type { BaseConfig } from './config/base-config.ts';
 export { ConfigError } from './config/config-error.ts';
 export { duration, DurationParseError, parseDuration } from './config/duration.ts';
@@ -52,6 +57,18 @@ export type { BackoffOptions } from './retry/backoff.ts';
 // Kafka
 export { KafkaClient } from './kafka/kafka-client.ts';
 export type { KafkaClientOptions } from './kafka/kafka-client.ts';
+export { applyAcls, removeAcls } from './kafka/apply-acls.ts';
+export {
+  aclCommands,
+  DEFAULT_GROUP_PREFIXES,
+  KafkaPrincipalRole,
+  localKafkaUsers,
+  ROLE_GRANTS,
+  serviceAcls,
+} from './kafka/service-acls.ts';
+export type { AclOperation, AclRule, ServiceAclOptions } from './kafka/service-acls.ts';
+export { kafkaTransport, tlsOptions } from './kafka/kafka-transport.ts';
+export type { KafkaTransport, ReadConfigFile, TlsFiles } from './kafka/kafka-transport.ts';
 export { EnvelopeProducer } from './kafka/envelope-producer.ts';
 export type { EnvelopeProducerOptions } from './kafka/envelope-producer.ts';
 export { DlqReason, EnvelopeConsumer, MessageOutcome } from './kafka/envelope-consumer.ts';
@@ -103,5 +120,6 @@ export type {
 export { createRedisConnection, RedisRole } from './redis/create-redis-connection.ts';
 export type { RedisConnection, RedisConnectionOptions } from './redis/create-redis-connection.ts';
 export { evictionPolicyWarning } from './redis/eviction-policy.ts';
+export { redisTransport } from './redis/redis-transport.ts';
 export { retryUntil, ShutdownInProgressError } from './retry/retry-until.ts';
 export type { RetryUntilOptions } from './retry/retry-until.ts';

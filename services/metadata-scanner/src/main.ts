@@ -2,7 +2,6 @@
 import { ManifestCache } from '@icepack/iceberg';
 import {
   catalogAccessPolicy,
-  createRedisConnection,
   ensureTopics,
   EnvelopeConsumer,
   openServiceCore,
@@ -45,17 +44,9 @@ runService(
       );
     }
 
-    const debounceWorkerRedis = createRedisConnection(config.ICEPACK_REDIS_URL, {
-      role: 'worker',
-      logger,
-      connectionName: 'icepack-scanner-debounce',
-    });
+    const debounceWorkerRedis = core.openRedis('worker', 'icepack-scanner-debounce');
     lifecycle.onShutdown('redis (debounce worker)', () => debounceWorkerRedis.close());
-    const discoveryWorkerRedis = createRedisConnection(config.ICEPACK_REDIS_URL, {
-      role: 'worker',
-      logger,
-      connectionName: 'icepack-scanner-discovery',
-    });
+    const discoveryWorkerRedis = core.openRedis('worker', 'icepack-scanner-discovery');
     lifecycle.onShutdown('redis (discovery worker)', () => discoveryWorkerRedis.close());
 
     const batch = new ScanRequestBatchPublisher(kafka);

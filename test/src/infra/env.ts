@@ -10,6 +10,10 @@ export interface InfraEnv {
   readonly redisUrl: string;
   /** `127.0.0.1:19092` */
   readonly kafkaBrokers: readonly string[];
+  /** `127.0.0.1:19094`: the same broker's SASL/SCRAM listener, where ACLs are enforced. */
+  readonly kafkaSaslBrokers: readonly string[];
+  /** The SCRAM users' password files: `<dir>/icepack-<role>` (`deploy/local/kafka.sh users`). */
+  readonly kafkaSaslDir: string;
   /** `http://127.0.0.1:18181` — Apache Iceberg's REST catalog server. */
   readonly catalogUri: string;
   /** The Python interpreter of the cached venv that has PySpark. */
@@ -42,6 +46,8 @@ export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
   return {
     redisUrl: `redis://127.0.0.1:${env.ICEPACK_REDIS_PORT ?? '16379'}`,
     kafkaBrokers: [`127.0.0.1:${env.ICEPACK_KAFKA_PORT ?? '19092'}`],
+    kafkaSaslBrokers: [`127.0.0.1:${env.ICEPACK_KAFKA_SASL_PORT ?? '19094'}`],
+    kafkaSaslDir: join(runDir, 'kafka', 'sasl'),
     catalogUri: `http://127.0.0.1:${env.ICEPACK_CATALOG_PORT ?? '18181'}`,
     python: join(cacheDir, 'venv', 'bin', 'python'),
     sparkJars:

@@ -21,6 +21,16 @@ export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 export const OtlpExporterChoice = { otlp: 'otlp', none: 'none' } as const;
 export type OtlpExporterChoice = (typeof OtlpExporterChoice)[keyof typeof OtlpExporterChoice];
 
+/** `ICEPACK_KAFKA_SASL_MECHANISM`: how the Kafka clients authenticate (`none`: not at all). */
+export const KafkaSaslMechanism = {
+  none: 'none',
+  plain: 'plain',
+  scramSha256: 'scram-sha-256',
+  scramSha512: 'scram-sha-512',
+  oauthbearer: 'oauthbearer',
+} as const;
+export type KafkaSaslMechanism = (typeof KafkaSaslMechanism)[keyof typeof KafkaSaslMechanism];
+
 /**
  * The variables every Icepack service reads. A service extends it with its own:
  * `loadConfig(baseConfigSchema('planner').extend({ … }))`.
@@ -33,7 +43,27 @@ export function baseConfigSchema(serviceName: string) {
     ICEPACK_HTTP_HOST: z.string().default('0.0.0.0'),
     ICEPACK_KAFKA_BROKERS: hostPortList(),
     ICEPACK_KAFKA_CLIENT_ID: z.string().optional(),
+    // Kafka transport security (docs/runtime.md#kafka-and-redis-transport-security).
+    ICEPACK_KAFKA_TLS: flag().default(false),
+    ICEPACK_KAFKA_TLS_CA_FILE: z.string().optional(),
+    ICEPACK_KAFKA_TLS_CERT_FILE: z.string().optional(),
+    ICEPACK_KAFKA_TLS_KEY_FILE: z.string().optional(),
+    ICEPACK_KAFKA_SASL_MECHANISM: z
+      .enum(KafkaSaslMechanism, {
+        error: 'expected none, plain, scram-sha-256, scram-sha-512 or oauthbearer',
+      })
+      .default('none'),
+    ICEPACK_KAFKA_SASL_USERNAME: z.string().optional(),
+    ICEPACK_KAFKA_SASL_PASSWORD: secret(z.string()).optional(),
+    ICEPACK_KAFKA_SASL_OAUTH_TOKEN_FILE: z.string().optional(),
     ICEPACK_REDIS_URL: secret(url(['redis', 'rediss'])),
+    // Redis ACL user and TLS; a password in ICEPACK_REDIS_URL works as well.
+    ICEPACK_REDIS_USERNAME: z.string().optional(),
+    ICEPACK_REDIS_PASSWORD: secret(z.string()).optional(),
+    ICEPACK_REDIS_TLS: flag().default(false),
+    ICEPACK_REDIS_TLS_CA_FILE: z.string().optional(),
+    ICEPACK_REDIS_TLS_CERT_FILE: z.string().optional(),
+    ICEPACK_REDIS_TLS_KEY_FILE: z.string().optional(),
     ICEPACK_SHUTDOWN_TIMEOUT: duration().default(30_000),
     OTEL_EXPORTER_OTLP_ENDPOINT: url(['http', 'https']).optional(),
     // The standard OpenTelemetry variables (their meaning: docs/runtime.md). Headers,

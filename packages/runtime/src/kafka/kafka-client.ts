@@ -2,6 +2,7 @@ import { Kafka } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { CheckResult } from '../http/readiness.ts';
+import type { KafkaTransport } from './kafka-transport.ts';
 import { kafkaLogCreator, kafkaLogLevel } from './kafka-log.ts';
 
 export interface KafkaClientOptions {
@@ -20,6 +21,8 @@ export interface KafkaClientOptions {
   readonly maxRetryMs?: number;
   /** Retries of one request before it fails to the caller. Default 8 (about a minute). */
   readonly retries?: number;
+  /** TLS and SASL ({@link kafkaTransport}); default plaintext without authentication. */
+  readonly transport?: KafkaTransport;
 }
 
 /**
@@ -47,6 +50,7 @@ export class KafkaClient {
       requestTimeout: options.requestTimeoutMs ?? 30_000,
       logLevel: kafkaLogLevel(options.logger.level),
       logCreator: kafkaLogCreator(options.logger),
+      ...options.transport,
     };
     this.kafka = new Kafka({
       ...common,

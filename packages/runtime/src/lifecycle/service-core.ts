@@ -4,14 +4,17 @@ import { loadConfig } from '../config/load-config.ts';
 import { redactConfig } from '../config/redact-config.ts';
 import { createHttpServer, type HttpServer } from '../http/create-http-server.ts';
 import type { ReadinessCheck } from '../http/readiness.ts';
+import { readFileSync } from 'node:fs';
 import { EnvelopeProducer } from '../kafka/envelope-producer.ts';
 import { KafkaClient } from '../kafka/kafka-client.ts';
+import { kafkaTransport } from '../kafka/kafka-transport.ts';
 import { createLogger, type Logger } from '../logger/create-logger.ts';
 import {
   createRedisConnection,
   type RedisConnection,
   type RedisRole,
 } from '../redis/create-redis-connection.ts';
+import { redisTransport } from '../redis/redis-transport.ts';
 import { startTelemetry, type Telemetry } from '../telemetry/start-telemetry.ts';
 import { telemetryOptions } from '../telemetry/telemetry-config.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -28,6 +31,8 @@ export interface ServiceCore<C extends BaseConfig> {
   readonly logger: Logger;
   readonly kafka: KafkaClient;
   readonly redis: RedisConnection;
+  /** One more Redis connection (e.g. for a second BullMQ worker) with the config's auth and TLS. */
+  openRedis(role: RedisRole, connectionName: string): RedisConnection;
   /** Not connected yet: connect it with `retryUntil` once the HTTP server listens. */
   readonly producer: EnvelopeProducer;
   /** For `retryUntil`: logs with the service's logger, gives up when shutdown starts. */
@@ -63,16 +68,25 @@ export function openServiceCore<S extends ReturnType<typeof baseConfigSchema>>(
   lifecycle.configure({ logger, timeoutMs: config.ICEPACK_SHUTDOWN_TIMEOUT });
   logger.info({ config: redactConfig(config) }, 'starting');
 
+  // Both throw a ConfigError naming the variable before anything connects.
+  const readFile = (path: string) => readFileSync(path, 'utf8');
+  const transport = kafkaTransport(config, readFile);
+  const redisAuth = redisTransport(config, readFile);
   const kafka = new KafkaClient({
     brokers: config.ICEPACK_KAFKA_BROKERS,
     clientId: config.ICEPACK_KAFKA_CLIENT_ID ?? config.ICEPACK_SERVICE_NAME,
     logger,
+    transport,
   });
   lifecycle.onShutdown('kafka client', () => kafka.close());
-  const redis = createRedisConnection(config.ICEPACK_REDIS_URL, {
-    role: options.redisRole,
-    logger,
-  });
+  const openRedis = (role: RedisRole, connectionName?: string) =>
+    createRedisConnection(config.ICEPACK_REDIS_URL, {
+      role,
+      logger,
+      redis: redisAuth,
+      ...(connectionName === undefined ? {} : { connectionName }),
+    });
+  const redis = openRedis(options.redisRole);
   lifecycle.onShutdown('redis', () => redis.close());
   const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
   lifecycle.onShutdown('kafka producer', () => producer.disconnect());
@@ -83,6 +97,7 @@ export function openServiceCore<S extends ReturnType<typeof baseConfigSchema>>(
     logger,
     kafka,
     redis,
+    openRedis,
     producer,
     retry: { logger, signal: lifecycle.signal },
     httpServer: (readiness = []) =>

@@ -29,6 +29,9 @@ export const REDACTED_PATHS: readonly string[] = [
   '*.apiKey',
   'clientSecret',
   '*.clientSecret',
+  // ioredis attaches the failed command to its errors: a refused AUTH carries the password.
+  'err.command.args',
+  '*.err.command.args',
 ];
 
 export interface LoggerOptions {

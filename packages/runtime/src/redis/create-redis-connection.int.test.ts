@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Queue, Worker } from 'bullmq';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { baseConfigSchema } from '../config/base-config.ts';
+import { loadConfig } from '../config/load-config.ts';
 import { createLogger } from '../logger/create-logger.ts';
 import { createRedisConnection } from './create-redis-connection.ts';
+import { redisTransport } from './redis-transport.ts';
 import type { RedisConnection } from './create-redis-connection.ts';
 
 const infra = inject('infra');
@@ -43,7 +46,61 @@ async function waitFor(
   }
 }
 
+/** A connection made the way every service makes it: from its environment. */
+function connectAs(username: string, password: string): RedisConnection {
+  const config = loadConfig(baseConfigSchema('planner'), {
+    ICEPACK_KAFKA_BROKERS: '127.0.0.1:1',
+    ICEPACK_REDIS_URL: infra.redisUrl,
+    ICEPACK_REDIS_USERNAME: username,
+    ICEPACK_REDIS_PASSWORD: password,
+  });
+  const connection = createRedisConnection(config.ICEPACK_REDIS_URL, {
+    role: 'producer',
+    logger,
+    redis: redisTransport(config, () => ''),
+  });
+  opened.push(connection);
+  return connection;
+}
+
 describe('createRedisConnection', () => {
+  it('connects as a Redis ACL user; a wrong password is named as such and never printed', async () => {
+    // An ACL user on the shared Redis, made at test time and removed afterwards.
+    const user = `icepack-test-${randomUUID().slice(0, 8)}`;
+    const password = `pw-${randomUUID()}`;
+    const wrong = `wrong-${randomUUID()}`;
+    const admin = connect('client');
+    await admin.redis.call(
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      `>${password}`,
+      '~*',
+      '&*',
+      '+@all',
+      '-@admin',
+    );
+    opened.unshift({ close: () => admin.redis.call('ACL', 'DELUSER', user) });
+
+    const good = connectAs(user, password);
+    await waitFor('the ACL user to connect', async () => (await good.health()).ok);
+    expect(await good.redis.call('ACL', 'WHOAMI')).toBe(user);
+
+    lines.length = 0;
+    const bad = connectAs(user, wrong);
+    await waitFor('the failed authentication', async () => {
+      const health = await bad.health();
+      return !health.ok && /WRONGPASS/.test(health.detail ?? '');
+    });
+    const health = await bad.health();
+    expect(health.detail).toMatch(new RegExp(`authentication as ${user} failed`));
+    const everything = JSON.stringify([health, lines]);
+    expect(everything).toContain('WRONGPASS');
+    expect(everything).not.toContain(wrong);
+    expect(everything).not.toContain(password);
+  });
+
   it('runs a BullMQ job end to end on the producer and worker connections', async () => {
     const name = `test-rt-${randomUUID().slice(0, 8)}`;
     const producer = connect('producer');

@@ -78,12 +78,16 @@ export function createRedisConnection(
 
   let lastError: string | undefined;
   let failures = 0;
+  const user = options.redis?.username ?? (decodeURIComponent(new URL(url).username) || 'default');
   redis.on('error', (error: Error) => {
-    lastError = error.message;
+    lastError = authProblem(error.message, user) ?? error.message;
     failures++;
     // An outage produces one error per reconnect attempt: log the first and then every 10th.
     if (failures === 1 || failures % 10 === 0) {
-      logger.warn({ err: error, failures }, 'redis connection error; reconnecting');
+      logger.warn(
+        { err: error, failures, detail: lastError },
+        'redis connection error; reconnecting',
+      );
     }
   });
   redis.on('ready', () => {
@@ -127,6 +131,15 @@ export function createRedisConnection(
       }
     },
   };
+}
+
+/**
+ * A refused login, said plainly: which user, and which variables to check. Redis's own reply
+ * (`WRONGPASS …`, `NOAUTH …`) never quotes the password, and neither does this.
+ */
+function authProblem(message: string, user: string): string | undefined {
+  if (!/^(WRONGPASS|NOAUTH)\b/.test(message)) return undefined;
+  return `authentication as ${user} failed (check ICEPACK_REDIS_USERNAME and ICEPACK_REDIS_PASSWORD or the URL's credentials): ${message}`;
 }
 
 async function checkEvictionPolicy(redis: Redis, logger: Logger): Promise<void> {
