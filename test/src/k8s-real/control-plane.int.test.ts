@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
   CoreV1Api,
+  CustomObjectsApi,
   RbacAuthorizationV1Api,
   type KubeConfig,
   type V1Pod,
@@ -180,5 +181,65 @@ describe('the local control plane (deploy/local/k8s.sh) is a real Kubernetes', (
         (await statusOf(core.readNamespace({ name: other }))) === 404 ? true : undefined,
       ),
     ).toBe(true);
+  });
+
+  it("has the operator's spark-submit create the driver pod although admission warns about it", async () => {
+    // Admitted (baseline) but warned about (restricted): kubectl prints the warning on stderr
+    // beside the created pod's JSON. Before the fix the fake spark-submit parsed both as one.
+    const warned = `it-k8s-real-warn-${suffix}`;
+    await core.createNamespace({
+      body: {
+        metadata: {
+          name: warned,
+          labels: {
+            'pod-security.kubernetes.io/enforce': 'baseline',
+            'pod-security.kubernetes.io/warn': 'restricted',
+          },
+        },
+      },
+    });
+    try {
+      const apps = admin.makeApiClient(CustomObjectsApi);
+      const resources = { cores: 1, memory: '512m', serviceAccount: 'default' };
+      await apps.createNamespacedCustomObject({
+        group: 'sparkoperator.k8s.io',
+        version: 'v1beta2',
+        namespace: warned,
+        plural: 'sparkapplications',
+        body: {
+          apiVersion: 'sparkoperator.k8s.io/v1beta2',
+          kind: 'SparkApplication',
+          metadata: { name: 'warned' },
+          spec: {
+            type: 'Python',
+            mode: 'cluster',
+            image: 'apache/spark:4.0.1-python3',
+            mainApplicationFile: 'local:///opt/icepack/job.py',
+            sparkVersion: '4.0.1',
+            driver: resources,
+            executor: { ...resources, instances: 1 },
+          },
+        },
+      });
+      const driver = await eventually('driver pod created', 90, async () =>
+        (await core.listNamespacedPod({ namespace: warned })).items.find(
+          (p) => p.metadata?.labels?.['spark-role'] === 'driver',
+        ),
+      );
+      expect(driver.spec?.containers[0]?.securityContext?.allowPrivilegeEscalation).not.toBe(false);
+      const state = await eventually('application submitted', 60, async () => {
+        const app = (await apps.getNamespacedCustomObject({
+          group: 'sparkoperator.k8s.io',
+          version: 'v1beta2',
+          namespace: warned,
+          plural: 'sparkapplications',
+          name: 'warned',
+        })) as { status?: { applicationState?: { state?: string } } };
+        return app.status?.applicationState?.state;
+      });
+      expect(state).toBe('SUBMITTED');
+    } finally {
+      await core.deleteNamespace({ name: warned }).catch(() => undefined);
+    }
   });
 });
