@@ -520,6 +520,83 @@ def run_expire(spark, table, task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------------------------------
+# The ledger's figures (docs/spark-job.md): what the run read, wrote and removed, from the
+# summaries of the snapshots it committed, and the CPU time its processes used.
+
+
+def stat_cpu_ticks(stat: str) -> int:
+    """utime + stime (clock ticks) from a `/proc/<pid>/stat` line; comm may hold spaces and
+    parentheses, so the fields are counted after the last `)`."""
+    fields = stat[stat.rindex(")") + 2 :].split(" ")
+    # After `)`: state is field 3 of stat(5); utime and stime are fields 14 and 15.
+    return int(fields[11]) + int(fields[12])
+
+
+def process_cpu_seconds(pids: list[int]) -> float | None:
+    """CPU seconds the processes used so far (with their waited-for children), or None when
+    /proc cannot tell (not Linux, gone)."""
+    ticks = 0
+    try:
+        for pid in pids:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                ticks += stat_cpu_ticks(stat.read())
+        return ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def local_cpu_seconds(spark) -> float | None:
+    """The run's CPU in local mode: the Spark JVM (driver and executors in one process; it
+    launched this Python, its parent) and this Python. None on a cluster, where executors run
+    elsewhere."""
+    if not str(spark.sparkContext.master).startswith("local"):
+        return None
+    return process_cpu_seconds([os.getppid(), os.getpid()])
+
+
+def summary_int(summary: Mapping[str, str], key: str) -> int:
+    try:
+        return int(summary.get(key, 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def commit_totals(commits: list[tuple[str, Mapping[str, str]]]) -> dict[str, int]:
+    """Sums the snapshot summaries of the run's own commits: the `replace` snapshots between the
+    table before and after the run (writers' commits in between are appends, overwrites and
+    deletes; only rewrites replace). `(operation, summary)` pairs."""
+    totals = {
+        "bytesRead": 0,
+        "bytesWritten": 0,
+        "filesRewritten": 0,
+        "dataFilesRemoved": 0,
+        "deleteFilesRemoved": 0,
+    }
+    for operation, summary in commits:
+        if operation != "replace":
+            continue
+        removed_data = summary_int(summary, "deleted-data-files")
+        removed_deletes = summary_int(summary, "removed-delete-files")
+        totals["bytesRead"] += summary_int(summary, "removed-files-size")
+        totals["bytesWritten"] += summary_int(summary, "added-files-size")
+        totals["filesRewritten"] += removed_data + removed_deletes
+        totals["dataFilesRemoved"] += removed_data - summary_int(summary, "added-data-files")
+        totals["deleteFilesRemoved"] += removed_deletes - summary_int(summary, "added-delete-files")
+    return totals
+
+
+def commits_since(table, before_snapshot_id: str | None) -> list[tuple[str, Mapping[str, str]]]:
+    """The current snapshot's ancestors back to (not including) `before_snapshot_id`."""
+    out: list[tuple[str, Mapping[str, str]]] = []
+    snapshot = table.currentSnapshot()
+    while snapshot is not None and str(snapshot.snapshotId()) != before_snapshot_id:
+        out.append((str(snapshot.operation()), dict(snapshot.summary())))
+        parent = snapshot.parentId()
+        snapshot = None if parent is None else table.snapshot(parent)
+    return out
+
+
 def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
     catalog_name = args.catalog_name or task["table"]["catalog"]
     args.catalog_name = catalog_name
@@ -533,6 +610,8 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
         else:
             outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
         after = table_figures(table)
+        commits = commit_totals(commits_since(table, before["snapshotId"]))
+        cpu = local_cpu_seconds(spark)
     finally:
         spark.stop()
     return {
@@ -543,6 +622,8 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
         "before": before,
         "after": after,
         "durationMs": int((time.monotonic() - started) * 1000),
+        "commits": commits,
+        **({} if cpu is None else {"cpuSeconds": round(cpu, 3)}),
         **outcome,
     }
 

@@ -33,6 +33,42 @@ MERGE = {
 }
 
 
+class LedgerFiguresTest(unittest.TestCase):
+    def test_sums_only_the_runs_own_replace_commits(self):
+        rewrite = {
+            "deleted-data-files": "12",
+            "added-data-files": "2",
+            "removed-delete-files": "3",
+            "added-delete-files": "0",
+            "removed-files-size": "9000",
+            "added-files-size": "8500",
+        }
+        writer = {"added-data-files": "4", "added-files-size": "400", "deleted-data-files": "1"}
+        totals = job.commit_totals([("append", writer), ("replace", rewrite), ("overwrite", writer)])
+        self.assertEqual(
+            totals,
+            {
+                "bytesRead": 9000,
+                "bytesWritten": 8500,
+                "filesRewritten": 15,
+                "dataFilesRemoved": 10,
+                "deleteFilesRemoved": 3,
+            },
+        )
+        self.assertEqual(job.commit_totals([])["bytesRead"], 0)
+
+    def test_reads_cpu_ticks_after_a_command_name_with_spaces_and_parentheses(self):
+        line = "4242 (java (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 3 4 20 0 30 0 999 0 0"
+        self.assertEqual(job.stat_cpu_ticks(line), 300)
+
+    def test_cpu_of_this_process_is_read_from_proc_on_linux(self):
+        seconds = job.process_cpu_seconds([os.getpid()])
+        if sys.platform.startswith("linux"):
+            self.assertIsNotNone(seconds)
+            self.assertGreaterEqual(seconds, 0)
+        self.assertIsNone(job.process_cpu_seconds([2**22 + 7]))
+
+
 class ParseTaskTest(unittest.TestCase):
     def test_accepts_a_merge_task_with_any_table_name(self):
         self.assertEqual(job.parse_task(MERGE)["table"]["name"], "odd.name with 'quote' and `tick`")

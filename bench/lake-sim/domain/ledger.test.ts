@@ -52,6 +52,41 @@ describe('taskRows', () => {
     });
   });
 
+  it('takes the cost from the succeeded event’s ledger when it carries one', () => {
+    const rows = taskRows(
+      [
+        ev('started', 10, { runId: 'r-a1', attempt: 1 }),
+        ev('succeeded', 40, {
+          runId: 'r-a1',
+          attempt: 1,
+          cost: {
+            runMs: 29_000,
+            coreSecondsRequested: 58,
+            coreSecondsUsed: 41,
+            bytesRead: 900,
+            bytesWritten: 300,
+            filesRewritten: 7,
+          },
+        }),
+      ],
+      2,
+    );
+    expect(rows[0]).toMatchObject({
+      runMs: 30_000,
+      coreSecondsRequested: 58,
+      coreSecondsUsed: 41,
+      bytesRead: 900,
+      bytesWritten: 300,
+      filesRewritten: 7,
+    });
+    expect(summarizeTasks(rows)).toMatchObject({
+      coreSecondsRequested: 58,
+      coreSecondsUsed: 41,
+      bytesRead: 900,
+      bytesWritten: 300,
+    });
+  });
+
   it('calls a succeeded run that changed no file and no snapshot wasted', () => {
     const same = figures({ snapshots: 60 });
     const rows = taskRows(

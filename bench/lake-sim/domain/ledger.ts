@@ -33,8 +33,16 @@ export interface TaskRow {
   /** From the task's last `planned`/`updated`/`retrying` event before it started. */
   readonly queueWaitMs?: number;
   readonly runMs?: number;
-  /** Cores the run was sized for × its run time. */
+  /**
+   * Cores the run was sized for × its run time: the `succeeded` event's ledger cost, else
+   * the group's cores × the time between the run's events.
+   */
   readonly coreSecondsRequested?: number;
+  /** The ledger's cost of a succeeded run (task event `cost`): CPU used, bytes, files. */
+  readonly coreSecondsUsed?: number;
+  readonly bytesRead?: number;
+  readonly bytesWritten?: number;
+  readonly filesRewritten?: number;
   readonly outcome: Outcome;
   readonly error?: string;
   readonly before?: HealthFigures;
@@ -78,6 +86,10 @@ export function taskRows(events: readonly TaskEvent[], coresPerRun: number): Tas
     const before = end?.before ?? start.before;
     const after = end?.after;
     const outcome: Outcome = end === undefined ? 'running' : (end.status as Outcome);
+    const cost = end?.cost;
+    const requested =
+      cost?.coreSecondsRequested ??
+      (runMs === undefined ? undefined : (coresPerRun * runMs) / 1000);
     rows.push({
       taskId: start.taskId,
       table: [...start.table.namespace, start.table.name].join('.'),
@@ -87,7 +99,12 @@ export function taskRows(events: readonly TaskEvent[], coresPerRun: number): Tas
       startedAt,
       ...(endedAt === undefined ? {} : { endedAt }),
       ...(waitedFrom === undefined ? {} : { queueWaitMs: startedAt - ms(waitedFrom.at) }),
-      ...(runMs === undefined ? {} : { runMs, coreSecondsRequested: (coresPerRun * runMs) / 1000 }),
+      ...(runMs === undefined ? {} : { runMs }),
+      ...(requested === undefined ? {} : { coreSecondsRequested: requested }),
+      ...(cost?.coreSecondsUsed === undefined ? {} : { coreSecondsUsed: cost.coreSecondsUsed }),
+      ...(cost?.bytesRead === undefined ? {} : { bytesRead: cost.bytesRead }),
+      ...(cost?.bytesWritten === undefined ? {} : { bytesWritten: cost.bytesWritten }),
+      ...(cost?.filesRewritten === undefined ? {} : { filesRewritten: cost.filesRewritten }),
       outcome,
       ...(end?.error === undefined ? {} : { error: `${end.error.kind}: ${end.error.message}` }),
       ...(before === undefined ? {} : { before }),
@@ -168,6 +185,10 @@ export interface TaskSummary {
   readonly byOutcome: Record<string, number>;
   readonly wasted: number;
   readonly coreSecondsRequested: number;
+  /** Over the runs whose ledger cost carries it (local runner). */
+  readonly coreSecondsUsed: number;
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
   readonly queueWaitP50Ms?: number;
   readonly runP50Ms?: number;
 }
@@ -190,6 +211,9 @@ export function summarizeTasks(rows: readonly TaskRow[]): TaskSummary {
     byOutcome: countBy(rows.map((r) => r.outcome)),
     wasted: rows.filter((r) => r.wasted).length,
     coreSecondsRequested: rows.reduce((sum, r) => sum + (r.coreSecondsRequested ?? 0), 0),
+    coreSecondsUsed: rows.reduce((sum, r) => sum + (r.coreSecondsUsed ?? 0), 0),
+    bytesRead: rows.reduce((sum, r) => sum + (r.bytesRead ?? 0), 0),
+    bytesWritten: rows.reduce((sum, r) => sum + (r.bytesWritten ?? 0), 0),
     ...(wait === undefined ? {} : { queueWaitP50Ms: wait }),
     ...(run === undefined ? {} : { runP50Ms: run }),
   };

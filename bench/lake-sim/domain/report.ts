@@ -72,6 +72,14 @@ export function outcomeRows(results: readonly RunResult[]): [string, ...string[]
     ['metadata at end', ...col((r) => mib(sum(r, 'metadataBytes')))],
     ['maintenance compute (core-seconds)', ...col((r) => fmt(r.coreSeconds))],
     [
+      'Icepack ledger: core-seconds used (CPU) / bytes read / bytes written',
+      ...col((r) => {
+        if (r.policy !== 'icepack') return 'n/a';
+        const t = summarizeTasks(r.tasks);
+        return `${fmt(t.coreSecondsUsed)} / ${mib(t.bytesRead)} / ${mib(t.bytesWritten)}`;
+      }),
+    ],
+    [
       'maintenance runs',
       ...col((r) =>
         r.policy === 'icepack'

@@ -137,7 +137,11 @@ export {
   taskEventWithStatus,
   healthFiguresSchema,
   taskErrorSchema,
+  taskCostSchema,
+  taskBenefitSchema,
   type TaskEvent,
+  type TaskCost,
+  type TaskBenefit,
   type HealthFigures,
   type TaskError,
 } from './task-event.ts';

@@ -23,6 +23,29 @@ describe('taskEventSchema', () => {
     expect(taskEventSchema.parse(event)).toEqual(event);
   });
 
+  it('accepts a succeeded event with its cost and benefit, and one without (older events)', () => {
+    const withLedger = {
+      ...event,
+      cost: {
+        runMs: 42_000,
+        coreSecondsRequested: 84,
+        coreSecondsUsed: 61.5,
+        bytesRead: 4_000,
+        bytesWritten: 3_990,
+        filesRewritten: 92,
+      },
+      benefit: {
+        dataFilesRemoved: 79,
+        smallFilesRemoved: 79,
+        deleteFilesRemoved: 12,
+        snapshotsRemoved: -1,
+        bytesSaved: 10,
+      },
+    };
+    expect(taskEventSchema.parse(withLedger)).toEqual(withLedger);
+    expect(taskEventSchema.parse(event).cost).toBeUndefined();
+  });
+
   it('accepts an event without a run id (the planner sends none)', () => {
     const planned = { ...event, status: 'planned', runId: undefined };
     expect(taskEventSchema.parse(planned).runId).toBeUndefined();
@@ -36,6 +59,9 @@ describe('taskEventSchema', () => {
     [{ after: { ...event.after, smallFiles: -1 } }, 'after.smallFiles'],
     [{ error: { kind: 'io', message: 'x' } }, 'error.retryable'],
     [{ factors: [{ factor: 'small-files', value: '80', points: 1 }] }, 'factors.0.value'],
+    [{ cost: { runMs: 1, coreSecondsRequested: -1 } }, 'cost.coreSecondsRequested'],
+    [{ cost: { runMs: 1, coreSecondsRequested: 1, bytesRead: 1.5 } }, 'cost.bytesRead'],
+    [{ benefit: { dataFilesRemoved: 1, deleteFilesRemoved: 0 } }, 'benefit.snapshotsRemoved'],
   ])('rejects %j at %s', (patch, path) => {
     const result = taskEventSchema.safeParse({ ...event, ...patch });
     expect(result.error?.issues[0]?.path.join('.')).toBe(path);

@@ -24,6 +24,43 @@ export const taskErrorSchema = z.object({
 });
 export type TaskError = z.output<typeof taskErrorSchema>;
 
+/**
+ * What one succeeded run cost (the ledger, decision 0015). Measured where the runner can:
+ * `coreSecondsRequested` always; the rest when the job's result reached the dispatcher (the
+ * local runner reads it; the Spark operator's runs leave them out).
+ */
+export const taskCostSchema = z.object({
+  /** The run's wall time, from `started` to its end (ms). */
+  runMs: count,
+  /** Cores the run was sized for (driver + executors) × `runMs`. */
+  coreSecondsRequested: z.number().min(0),
+  /** CPU seconds the run's processes used (local runner: the Spark JVM and the job's Python, from /proc). */
+  coreSecondsUsed: z.number().min(0).optional(),
+  /** Bytes of the files the run rewrote (read); 0 for a cleanup (it reads metadata only). */
+  bytesRead: count.optional(),
+  /** Bytes of the files the run added. */
+  bytesWritten: count.optional(),
+  /** Data and delete files the run rewrote (read and replaced). */
+  filesRewritten: count.optional(),
+});
+export type TaskCost = z.output<typeof taskCostSchema>;
+
+/**
+ * What one succeeded run removed (the ledger). From the job's own figures around its commit
+ * when its result is known, else `before` − `after` (which also counts writers' commits in
+ * between, so it may be negative).
+ */
+export const taskBenefitSchema = z.object({
+  dataFilesRemoved: z.int(),
+  smallFilesRemoved: z.int().optional(),
+  /** Position-delete, equality-delete files and deletion vectors removed. */
+  deleteFilesRemoved: z.int(),
+  snapshotsRemoved: z.int(),
+  /** Data bytes of the table's current snapshot before − after (the live size; a cleanup frees storage outside it). */
+  bytesSaved: z.int().optional(),
+});
+export type TaskBenefit = z.output<typeof taskBenefitSchema>;
+
 /** One step of a task's life on `icepack.task-events`. */
 export const taskEventSchema = z.object({
   taskId: z.string().min(1),
@@ -47,6 +84,10 @@ export const taskEventSchema = z.object({
    * planner's `planned`, `superseded`).
    */
   runId: z.string().min(1).optional(),
+  /** `succeeded` (dispatcher): what the run cost. Optional: older events have none. */
+  cost: taskCostSchema.optional(),
+  /** `succeeded` (dispatcher): what the run removed. Optional: older events have none. */
+  benefit: taskBenefitSchema.optional(),
 });
 export type TaskEvent = z.output<typeof taskEventSchema>;
 

@@ -1,6 +1,7 @@
 import { baseConfigSchema, duration, secret } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { z } from 'zod';
+import { DEFAULT_LEDGER_BOUNDS } from './domain/ledger.ts';
 import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
 
 const step = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -41,6 +42,10 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_REPLAN_BATCH: step(500),
   /** Consumer group of `icepack.task-events` (when tasks succeeded); default `<group id>-outcomes`. */
   ICEPACK_PLANNER_OUTCOMES_GROUP_ID: z.string().min(1).optional(),
+  /** The ledger (`GET /v1/ledger`): how long a succeeded run's entry is kept, per catalog. */
+  ICEPACK_PLANNER_LEDGER_RETENTION: duration().default(DEFAULT_LEDGER_BOUNDS.retentionMs),
+  /** The ledger: most entries kept per catalog (the oldest go first). */
+  ICEPACK_PLANNER_LEDGER_MAX_ENTRIES: step(DEFAULT_LEDGER_BOUNDS.maxEntries),
   /** Time between measurements of the queue-depth gauge (only while metrics are exported). */
   ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL: duration().default(15_000),
   /** Waiting time per aging step, and points per step. */

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { computeTableState, RestCatalog } from '@icepack/iceberg';
 import {
+  createHttpServer,
   createLogger,
   deleteTopics,
   EnvelopeConsumer,
   EnvelopeProducer,
   ensureTopics,
   KafkaClient,
+  type HttpServer,
 } from '@icepack/runtime';
 import { sparkSql } from '@icepack/test';
 import {
@@ -21,12 +23,14 @@ import {
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
+import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
 import { ReplanPass } from './adapters/replan-pass.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
+import { plannerRouter } from './api/planner-router.ts';
 import { tableStateHandlers } from './adapters/table-state-handlers.ts';
 import { tableState } from './domain/state-fixtures.ts';
 import { waitFor } from './testing/wait-for.ts';
@@ -34,7 +38,8 @@ import { waitFor } from './testing/wait-for.ts';
 // Convergence on real Kafka and Redis (and, for real tables, the REST catalog and Spark):
 // a cleanup only when an expiry can remove something, no second task of a type within its
 // minimum interval after a success (known from the `succeeded` events on Kafka), and a
-// failed task planned again by the re-plan pass without a new table state.
+// failed task planned again by the re-plan pass without a new table state. The same
+// `succeeded` events fill the ledger that `GET /v1/ledger` serves.
 
 const infra = inject('infra');
 const logger = createLogger({
@@ -56,6 +61,9 @@ let consumers: EnvelopeConsumer[] = [];
 let queue: TaskQueue;
 let states: TableStateStore;
 let lastSucceeded: LastSucceededStore;
+let ledger: LedgerStore;
+let http: HttpServer;
+const token = 'test-token-0123456789abcdef';
 let planner: Planner;
 const events: TaskEvent[] = [];
 let stopReader: () => Promise<void>;
@@ -86,7 +94,15 @@ async function finishTask(
   };
   const key = tableKey(table);
   if (status === 'succeeded') {
-    await producer.publish(eventsTopic, 'TaskSucceeded', key, { ...base, status });
+    // The ledger entry, as the dispatcher fills it in.
+    const cost = { runMs: 30_000, coreSecondsRequested: 60, coreSecondsUsed: 41.5 };
+    const benefit = { dataFilesRemoved: 0, deleteFilesRemoved: 0, snapshotsRemoved: 48 };
+    await producer.publish(eventsTopic, 'TaskSucceeded', key, {
+      ...base,
+      status,
+      cost,
+      benefit,
+    });
   } else {
     const error = { kind: 'spark', message: 'job failed', retryable: false };
     await producer.publish(eventsTopic, 'TaskFailed', key, { ...base, status, error });
@@ -118,6 +134,7 @@ beforeAll(async () => {
     catalogsKey: `test:${catalog}:catalogs`,
   });
   lastSucceeded = new LastSucceededStore({ connection: redis, key: `test:${catalog}:succeeded` });
+  ledger = new LedgerStore({ connection: redis, prefix: `test:${catalog}:ledger` });
   planner = new Planner({
     queue,
     states,
@@ -138,9 +155,15 @@ beforeAll(async () => {
       topics: [eventsTopic],
       producer,
       dlqTopic,
-      handlers: taskOutcomeHandlers(lastSucceeded),
+      handlers: taskOutcomeHandlers(lastSucceeded, ledger),
     }),
   ];
+  http = createHttpServer({ port: 0, host: '127.0.0.1', logger });
+  http.app.use(
+    '/v1',
+    plannerRouter({ planner, queue, token, catalogs: () => states.catalogs(), ledger }),
+  );
+  await http.listen();
   for (const c of consumers) await c.start();
 
   const reader = kafka.kafka.consumer({ groupId: `${groupId}-reader` });
@@ -158,6 +181,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await http?.close();
   for (const c of consumers) await c.stop();
   await stopReader?.();
   await producer.disconnect();
@@ -173,6 +197,7 @@ afterAll(async () => {
   await queue.close();
   await states.clear();
   await lastSucceeded.clear();
+  await ledger.clear(catalog);
   await redis.quit();
 });
 
@@ -189,6 +214,7 @@ describe('min interval after a success (task outcomes from Kafka)', () => {
     await waitFor('the success to be recorded', async () =>
       (await lastSucceeded.get(key)).cleanup !== undefined ? true : undefined,
     );
+    await expectInLedger(key);
 
     // A writer commits: a newer state that still has old snapshots (say a branch kept them
     // until now). Within the hour after the success, no second cleanup.
@@ -226,6 +252,53 @@ describe('min interval after a success (task outcomes from Kafka)', () => {
     await redis.del(`test:${catalog}:replan-lock-1`);
   });
 });
+
+/** GET /v1/ledger with the token; the parsed body. */
+async function ledgerGet(query: string, auth = token) {
+  const res = await fetch(`http://127.0.0.1:${String(http.port)}/v1/ledger?${query}`, {
+    headers: { authorization: `Bearer ${auth}` },
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The success just published on Kafka is in the ledger, per table and per catalog. */
+async function expectInLedger(key: string): Promise<void> {
+  const table = `catalog=${encodeURIComponent(catalog)}&table=${encodeURIComponent(key)}`;
+  const found = await waitFor('the success in the ledger', async () => {
+    const { status, body } = await ledgerGet(table);
+    return status === 200 && (body.entries as unknown[]).length > 0 ? body : undefined;
+  });
+  expect(found).toMatchObject({
+    catalog,
+    table: key,
+    totals: {
+      runs: 1,
+      byType: { cleanup: 1 },
+      cost: { runMs: 30_000, coreSecondsRequested: 60, coreSecondsUsed: 41.5 },
+      benefit: { snapshotsRemoved: 48 },
+    },
+    entries: [{ tableKey: key, taskId: `cleanup/${key}`, taskType: 'cleanup' }],
+  });
+  const perCatalog = await ledgerGet(`catalog=${encodeURIComponent(catalog)}`);
+  expect(perCatalog.status).toBe(200);
+  expect(perCatalog.body.tables).toEqual(
+    expect.arrayContaining([expect.objectContaining({ tableKey: key, runs: 1 })]),
+  );
+  // A window that ends before the run: nothing.
+  const before = await ledgerGet(
+    `catalog=${encodeURIComponent(catalog)}&since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z`,
+  );
+  expect(before.body.totals).toMatchObject({ runs: 0 });
+  // Behind the token; bad parameters are 400 naming the field.
+  expect((await ledgerGet(table, 'wrong-token')).status).toBe(401);
+  const bad = await ledgerGet(`catalog=${encodeURIComponent(catalog)}&since=yesterday`);
+  expect(bad.status).toBe(400);
+  expect(bad.body.fields).toEqual([expect.objectContaining({ path: 'since' })]);
+  expect((await ledgerGet('table=x')).body.fields).toEqual([
+    expect.objectContaining({ path: 'catalog' }),
+  ]);
+  expect((await ledgerGet('catalog=never-seen')).status).toBe(404);
+}
 
 describe('the re-plan pass', () => {
   it('plans a failed task again without a new table state, once', async () => {

@@ -10,6 +10,7 @@ import {
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
+import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
 import { PlannerMetrics } from './adapters/planner-metrics.ts';
 import { QueueDepth } from './adapters/queue-depth.ts';
@@ -52,6 +53,13 @@ runService(
     const scores = scoreOptions(config);
     const catalogPolicy = config.ICEPACK_PLANNER_CATALOG_POLICY;
     const lastSucceeded = new LastSucceededStore({ connection: redis.redis });
+    const ledger = new LedgerStore({
+      connection: redis.redis,
+      bounds: {
+        retentionMs: config.ICEPACK_PLANNER_LEDGER_RETENTION,
+        maxEntries: config.ICEPACK_PLANNER_LEDGER_MAX_ENTRIES,
+      },
+    });
     const planner = new Planner({
       queue,
       states,
@@ -68,6 +76,7 @@ runService(
         queue,
         token: config.ICEPACK_API_TOKEN,
         catalogs: () => states.catalogs(),
+        ledger,
       }),
     );
     await core.listen(http);
@@ -103,7 +112,7 @@ runService(
       producer,
       dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
-      handlers: taskOutcomeHandlers(lastSucceeded),
+      handlers: taskOutcomeHandlers(lastSucceeded, ledger),
     });
     lifecycle.onShutdown('task-outcome consumer', () => outcomes.stop());
     await outcomes.start();

@@ -13,6 +13,8 @@ import {
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sizeJob } from '../domain/sizing.ts';
+import type { JobResult } from '../runners/job-result.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { QuotaGate } from './quota.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
@@ -130,7 +132,77 @@ afterAll(() => {
   redis.disconnect();
 });
 
+/** Cores `sizeJob` gives the task on the test binding with unlimited room. */
+function coresFor(task: Task, catalog: string): number {
+  if (task.type === 'cleanup') throw new Error('a merge task is expected');
+  const { size } = sizeJob({
+    bytes: task.state.bytesToRewrite,
+    files: task.state.filesToRewrite,
+    minInputFiles: task.parameters.minInputFiles,
+    spark: testBinding(catalog).spark,
+    room: {},
+  });
+  return size.driver.cores + size.executor.cores * size.executor.instances;
+}
+
 describe('TaskWorker', () => {
+  it('puts the run’s cost and benefit (the ledger) on its succeeded event, from the job’s result', async () => {
+    const jobFigures = (snapshots: number, dataFiles: number) => ({
+      snapshotId: String(snapshots),
+      snapshots,
+      dataFiles,
+      deleteFiles: 0,
+      bytes: 1,
+      records: 10,
+    });
+    const result: JobResult = {
+      ok: true,
+      taskId: 'x',
+      type: 'merge',
+      exitCode: 0,
+      before: jobFigures(3, 9),
+      after: jobFigures(4, 2),
+      durationMs: 5,
+      commits: {
+        bytesRead: 900,
+        bytesWritten: 850,
+        filesRewritten: 8,
+        dataFilesRemoved: 7,
+        deleteFilesRemoved: 0,
+      },
+      cpuSeconds: 12.5,
+    };
+    const runner = new ScriptedRunner([
+      () => Promise.resolve({ ok: true, result, reattached: false }),
+    ]);
+    const catalog = 'worker-ledger';
+    const { worker, queue, sink } = setup(catalog, runner);
+    await worker.start();
+    const task = taskOf(catalog);
+    await enqueue(queue, task);
+    const sunk = sink as InMemoryDispatchSink;
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+    const succeeded = sunk.events.find((e) => e.status === 'succeeded')!;
+    const started = sunk.events.find((e) => e.status === 'started')!;
+    const cost = succeeded.cost!;
+    expect(cost).toMatchObject({
+      coreSecondsUsed: 12.5,
+      bytesRead: 900,
+      bytesWritten: 850,
+      filesRewritten: 8,
+    });
+    // From `started` to the end: within the events' own times.
+    expect(cost.runMs).toBeLessThanOrEqual(Date.parse(succeeded.at) - Date.parse(started.at) + 1);
+    expect(cost.coreSecondsRequested).toBeCloseTo((coresFor(task, catalog) * cost.runMs) / 1000, 3);
+    expect(succeeded.benefit).toEqual({
+      dataFilesRemoved: 7,
+      smallFilesRemoved: 0,
+      deleteFilesRemoved: 0,
+      snapshotsRemoved: -1,
+      bytesSaved: 50,
+    });
+  });
+
   it('follows the same run again after a runner error instead of launching a new attempt', async () => {
     const runner = new ScriptedRunner([
       () => Promise.reject(new Error('socket hang up')),
@@ -246,6 +318,10 @@ describe('TaskWorker', () => {
     const second = two.sink as InMemoryDispatchSink;
     expect(second.events.map((e) => [e.status, e.runId])).toEqual([['succeeded', 'run-1']]);
     expect(second.events[0]?.before).toEqual(figures);
+    // The cost is the ended run's, as recorded when it ended: not the time until the re-report.
+    const firstSucceeded = first.events.find((e) => e.status === 'succeeded');
+    expect(second.events[0]?.cost).toEqual(firstSucceeded?.cost);
+    expect(second.events[0]?.cost?.coreSecondsRequested).toBeGreaterThanOrEqual(0);
     // The repeated outcome is a repeat, not a new transition.
     assertEventLifecycle([...first.events, ...second.events]);
   });

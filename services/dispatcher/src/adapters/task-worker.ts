@@ -13,7 +13,14 @@ import {
   type TaskEvent,
   type TaskStatus,
 } from '@icepack/types';
-import { sizeJob, type SizingOptions } from '../domain/sizing.ts';
+import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import {
+  sizeJob,
+  type JobSize,
+  type QuotaRoom,
+  type SizingDecision,
+  type SizingOptions,
+} from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
 import type { TableHealthReader } from './table-health.ts';
@@ -76,6 +83,9 @@ interface Ended {
   /** The run's id as it was reported (the runner may differ after a restart). */
   readonly runId: string;
   readonly end: RunEnd;
+  /** When the end was known (ms) and the cores the run was sized for: its ledger cost. */
+  readonly endedAt?: number;
+  readonly cores?: number;
 }
 
 /** The recorded end of `attempt`'s run, if that run ended. */
@@ -110,6 +120,30 @@ interface Progress {
   before: HealthFigures | undefined;
   /** The quota claim taken for the run, held until its end is known. */
   claimed: boolean;
+  /** Cores the run was sized for (driver + executors), once sized. */
+  cores: number | undefined;
+}
+
+/** What a run's ledger cost is reckoned from. */
+interface CostBasis {
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly cores: number;
+}
+
+function coresOf(size: JobSize): number {
+  return size.driver.cores + size.executor.cores * size.executor.instances;
+}
+
+function jobFigures(end: RunEnd): JobLedgerFigures | undefined {
+  if (!end.ok || end.result === undefined) return undefined;
+  const { before, after, commits, cpuSeconds } = end.result;
+  return {
+    snapshotsBefore: before.snapshots,
+    snapshotsAfter: after.snapshots,
+    ...(commits === undefined ? {} : { commits }),
+    ...(cpuSeconds === undefined ? {} : { cpuSeconds }),
+  };
 }
 
 function minFileSize(task: Task): number | undefined {
@@ -177,7 +211,10 @@ export class TaskWorker {
     task: Task,
     status: TaskStatus,
     extra: Partial<
-      Pick<TaskEvent, 'reason' | 'before' | 'after' | 'error' | 'attempt' | 'runId'>
+      Pick<
+        TaskEvent,
+        'reason' | 'before' | 'after' | 'error' | 'attempt' | 'runId' | 'cost' | 'benefit'
+      >
     > = {},
   ): Promise<void> {
     try {
@@ -257,7 +294,13 @@ export class TaskWorker {
     const ended = endOf(endedText, attempt);
     if (ended !== undefined) {
       this.#log(run).info('the run ended before a restart: reporting it, not running it again');
-      return this.#report({ ...run, runId: ended.runId }, ended.end, saved);
+      const startedAt = Number(startedAtText ?? job.processedOn ?? Date.now());
+      return this.#report({ ...run, runId: ended.runId }, ended.end, saved, {
+        startedAt,
+        endedAt: ended.endedAt ?? Date.now(),
+        // Recorded by older dispatchers without it: sized as the run would be without quota.
+        cores: ended.cores ?? coresOf(this.#size(task, {}).size),
+      });
     }
 
     const progress: Progress = {
@@ -265,6 +308,7 @@ export class TaskWorker {
       startedAt: Number(startedAtText ?? job.processedOn ?? Date.now()),
       before: saved,
       claimed: false,
+      cores: undefined,
     };
     let errors = Number(runnerErrorsText ?? '0');
     let end: RunEnd | undefined;
@@ -289,9 +333,33 @@ export class TaskWorker {
       clearInterval(renewal);
     }
     await this.#release(run, progress);
-    const record: Ended = { attempt, runId, end };
+    const endedAt = Date.now();
+    const record: Ended = {
+      attempt,
+      runId,
+      end,
+      endedAt,
+      ...(progress.cores === undefined ? {} : { cores: progress.cores }),
+    };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
-    return this.#report(run, end, progress.before);
+    return this.#report(run, end, progress.before, {
+      startedAt: progress.startedAt,
+      endedAt,
+      cores: progress.cores ?? coresOf(this.#size(run.task, {}).size),
+    });
+  }
+
+  #size(task: Task, room: QuotaRoom): SizingDecision {
+    return sizeJob(
+      {
+        bytes: task.state.bytesToRewrite,
+        files: task.state.filesToRewrite,
+        minInputFiles: task.type === 'cleanup' ? 1 : task.parameters.minInputFiles,
+        spark: this.#o.binding.spark,
+        room,
+      },
+      this.#o.sizing,
+    );
   }
 
   #claimId(run: Run): string {
@@ -344,16 +412,7 @@ export class TaskWorker {
     const launched =
       progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
-    const decision = sizeJob(
-      {
-        bytes: task.state.bytesToRewrite,
-        files: task.state.filesToRewrite,
-        minInputFiles: task.type === 'cleanup' ? 1 : task.parameters.minInputFiles,
-        spark: binding.spark,
-        room,
-      },
-      this.#o.sizing,
-    );
+    const decision = this.#size(task, room);
     const claimId = this.#claimId(run);
     if (
       !launched &&
@@ -370,6 +429,7 @@ export class TaskWorker {
     // Ours now — or, for a run launched before a restart, the claim its dispatcher made (if
     // its lease has not lapsed): renewed and released from here on.
     progress.claimed = true;
+    progress.cores = coresOf(decision.size);
     if (!progress.started) {
       // The table as this attempt's run starts from (a retry reads it again).
       const before = await this.#figures(task);
@@ -400,15 +460,29 @@ export class TaskWorker {
   }
 
   /** Reports how a run ended: success, a retry (next attempt) or the task's failure. */
-  async #report(run: Run, end: RunEnd, before: HealthFigures | undefined): Promise<unknown> {
+  async #report(
+    run: Run,
+    end: RunEnd,
+    before: HealthFigures | undefined,
+    basis: CostBasis,
+  ): Promise<unknown> {
     const { task, attempt, runId } = run;
     if (end.ok) {
       const after = await this.#figures(task);
+      const job = jobFigures(end);
+      const ledger = ledgerEntry({
+        cores: basis.cores,
+        runMs: basis.endedAt - basis.startedAt,
+        ...(job ? { job } : {}),
+        ...(before ? { before } : {}),
+        ...(after ? { after } : {}),
+      });
       await this.#event(task, 'succeeded', {
         attempt,
         runId,
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),
+        ...ledger,
       });
       await this.#rescan(task);
       return end.result;

@@ -31,6 +31,18 @@ export const jobResultSchema = z.union([
     before: figures,
     after: figures,
     durationMs: z.int(),
+    /** Sums over the job's own `replace` commits (the ledger); absent from older jobs. */
+    commits: z
+      .object({
+        bytesRead: z.int(),
+        bytesWritten: z.int(),
+        filesRewritten: z.int(),
+        dataFilesRemoved: z.int(),
+        deleteFilesRemoved: z.int(),
+      })
+      .optional(),
+    /** CPU seconds of the Spark JVM and the job's Python (local mode only). */
+    cpuSeconds: z.number().min(0).optional(),
   }),
   z.looseObject({
     ok: z.literal(false),

@@ -1,7 +1,9 @@
 import { HttpError, requireBearerToken } from '@icepack/runtime';
 import { InvalidTableKeyError, parseTableKey, queueNameForCatalog, tableKey } from '@icepack/types';
-import { Router } from 'express';
+import { Router, type Response } from 'express';
+import type { LedgerStore } from '../adapters/ledger-store.ts';
 import type { Planner } from '../adapters/planner.ts';
+import { ledgerReport, parseLedgerQuery } from '../domain/ledger.ts';
 import type { TaskQueue } from '../adapters/task-queue.ts';
 
 export interface PlannerRouterOptions {
@@ -13,6 +15,8 @@ export interface PlannerRouterOptions {
   readonly catalogs: () => Promise<readonly string[]>;
   /** Most tasks `GET …/queue` lists. Default 1000. */
   readonly maxQueueListing?: number;
+  /** The ledger of succeeded runs; without it `GET /v1/ledger` is not served. */
+  readonly ledger?: Pick<LedgerStore, 'range' | 'bounds'>;
   /** Default `() => new Date()`. */
   readonly clock?: () => Date;
 }
@@ -21,6 +25,7 @@ export interface PlannerRouterOptions {
  * Mount under `/v1`:
  * `GET /v1/tables/{table}/plan` — {table} is `tableKey` URL-encoded (`prod%2Fsales%2Forders`)
  * `GET /v1/catalogs/{catalog}/queue?limit=` — waiting tasks in run order with their scores
+ * `GET /v1/ledger?catalog=&table=&since=&until=` — cost and benefit of succeeded runs
  */
 export function plannerRouter(options: PlannerRouterOptions): Router {
   const router = Router();
@@ -56,13 +61,7 @@ export function plannerRouter(options: PlannerRouterOptions): Router {
     if (!Number.isInteger(limit) || limit < 1 || limit > max) {
       throw new HttpError(400, `limit: expected a whole number from 1 to ${max}`);
     }
-    if (!(await options.catalogs()).includes(catalog)) {
-      res.status(404).json({
-        error: 'not-found',
-        message: `the planner has seen no table of catalog ${catalog}`,
-      });
-      return;
-    }
+    if (!(await knownCatalog(catalog, res))) return;
     const now = clock().getTime();
     const waiting = await options.queue.waiting(catalog, limit);
     res.json({
@@ -83,5 +82,25 @@ export function plannerRouter(options: PlannerRouterOptions): Router {
       })),
     });
   });
+  const { ledger } = options;
+  if (ledger !== undefined) {
+    router.get('/ledger', async (req, res) => {
+      const now = clock().getTime();
+      const query = parseLedgerQuery(req.query, now);
+      if (!(await knownCatalog(query.catalog, res))) return;
+      const stored = await ledger.range(query.catalog, query.sinceMs, query.untilMs);
+      res.json(ledgerReport(query, stored, now, ledger.bounds));
+    });
+  }
   return router;
+
+  /** False (after answering 404) for a catalog the planner has not seen. */
+  async function knownCatalog(catalog: string, res: Response): Promise<boolean> {
+    if ((await options.catalogs()).includes(catalog)) return true;
+    res.status(404).json({
+      error: 'not-found',
+      message: `the planner has seen no table of catalog ${catalog}`,
+    });
+    return false;
+  }
 }
