@@ -29,6 +29,19 @@ export { resolvedAddressProblem } from './secrets/resolved-address.ts';
 export { SecretResolutionError, secretResolver } from './secrets/secret-resolver.ts';
 export type { SecretResolver } from './secrets/secret-resolver.ts';
 
+// Group Spark settings: which sparkConf keys and image registries a resource group may use
+export {
+  confKeyAllowed,
+  DEFAULT_SPARK_CONF_KEYS,
+  DEFAULT_SPARK_IMAGE_REGISTRIES,
+  defaultSparkSettingsPolicy,
+  imageAllowed,
+  sparkSettingsConfig,
+  sparkSettingsPolicy,
+  sparkSettingsProblems,
+} from './spark/spark-settings-policy.ts';
+export type { SparkSettingsPolicy, SparkSettingsProblem } from './spark/spark-settings-policy.ts';
+
 // Logging
 export { createLogger, REDACTED_PATHS, withContext } from './logger/create-logger.ts';
 export type { LogContext, Logger, LoggerOptions } from './logger/create-logger.ts';
