@@ -8,7 +8,7 @@ export {
 export type { BaseConfig } from './config/base-config.ts';
 export { ConfigError } from './config/config-error.ts';
 export { duration, DurationParseError, parseDuration } from './config/duration.ts';
-export { flag, hostPortList, port, url } from './config/fields.ts';
+export { commaList, flag, hostPortList, port, url } from './config/fields.ts';
 export { loadConfig } from './config/load-config.ts';
 export { redactConfig } from './config/redact-config.ts';
 export { isSecret, secret } from './config/secret.ts';

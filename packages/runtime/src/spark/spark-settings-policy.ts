@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { commaList } from '../config/fields.ts';
 
 /**
  * Which Spark settings a resource group may give its jobs: the provisioner refuses the rest
@@ -104,25 +105,12 @@ export function sparkSettingsProblems(
   return problems;
 }
 
-/** A comma-separated list; empty items dropped. */
-function list(defaults: readonly string[]) {
-  return z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    )
-    .default([...defaults]);
-}
-
 /** The variables of the services that check group Spark settings (provisioner, dispatcher). */
 export const sparkSettingsConfig = {
   /** Allowed `sparkConf` keys, comma-separated; `prefix.*` allows a prefix. */
-  ICEPACK_SPARK_CONF_ALLOW: list(DEFAULT_SPARK_CONF_KEYS),
+  ICEPACK_SPARK_CONF_ALLOW: commaList(DEFAULT_SPARK_CONF_KEYS),
   /** Allowed registry/repository prefixes of a group's `spark.image`, comma-separated. */
-  ICEPACK_SPARK_IMAGE_REGISTRIES: list(DEFAULT_SPARK_IMAGE_REGISTRIES),
+  ICEPACK_SPARK_IMAGE_REGISTRIES: commaList(DEFAULT_SPARK_IMAGE_REGISTRIES),
 };
 
 type SparkSettingsConfig = z.output<z.ZodObject<typeof sparkSettingsConfig>>;
