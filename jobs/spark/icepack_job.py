@@ -12,8 +12,14 @@ with a structured `Identifier`, and the work runs through Iceberg's Java actions
 the `system.rewrite_data_files` / `rewrite_position_delete_files` / `expire_snapshots`
 procedures call), with sort orders and partition filters built as Iceberg objects.
 
+The job trusts the task only as a request: it reloads the table by catalog and Iceberg
+`TableIdentifier` (never Spark's name resolution, which turns `ns.t.branch_x`, `tag_*`,
+`snapshot_id_*`, `at_timestamp_*`, `changes`, `rewrite` into views of another table), checks the
+task's table UUID, honours the table's own `icepack.enabled`, type switches and `gc.enabled`,
+and expires no more than the table's own retention allows (`guard_table`).
+
 Exit codes (see docs/spark-job.md): 0 ok, 1 other failure, 2 bad input, 3 table not found,
-4 commit conflict (retryable), 5 transient I/O (retryable).
+4 commit conflict (retryable), 5 transient I/O (retryable), 6 refused by the table's own state.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ class ExitCode:
     TABLE_NOT_FOUND = 3
     COMMIT_CONFLICT = 4
     TRANSIENT_IO = 5
+    REFUSED = 6
 
 
 # Error kinds as the dispatcher's task events name them, with their exit code and retryability.
@@ -45,6 +52,7 @@ ERROR_KINDS: dict[str, tuple[int, bool]] = {
     "table-not-found": (ExitCode.TABLE_NOT_FOUND, False),
     "commit-conflict": (ExitCode.COMMIT_CONFLICT, True),
     "io": (ExitCode.TRANSIENT_IO, True),
+    "refused": (ExitCode.REFUSED, False),
 }
 
 TASK_TYPES = ("cleanup", "merge", "sort")
@@ -63,6 +71,13 @@ class JobError(Exception):
 class BadInput(JobError):
     def __init__(self, message: str) -> None:
         super().__init__("bad-input", message)
+
+
+class Refused(JobError):
+    """The table itself says no: another table under the name, paused, GC off, a metadata table."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("refused", message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,6 +118,9 @@ def parse_task(value: Any) -> dict[str, Any]:
         raise BadInput("task.table.namespace must be a non-empty list of non-empty strings")
     if not _require(table, "name", str, "task.table"):
         raise BadInput("task.table.name must not be empty")
+    state = _require(value, "state", dict, "task")
+    if not _require(state, "tableUuid", str, "task.state"):
+        raise BadInput("task.state.tableUuid must not be empty")
     params = _require(value, "parameters", dict, "task")
     where = "task.parameters"
     if task_type == "cleanup":
@@ -179,6 +197,12 @@ def parse_instant_ms(text: str, where: str) -> int:
     return int(instant.timestamp()) * 1000 + millis
 
 
+def format_instant_ms(millis: int) -> str:
+    """RFC 3339 UTC with milliseconds, as the planner writes instants."""
+    instant = datetime.fromtimestamp(millis // 1000, tz=timezone.utc)
+    return instant.strftime("%Y-%m-%dT%H:%M:%S") + f".{millis % 1000:03d}Z"
+
+
 def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -> dict[str, str]:
     """The `rewrite_data_files` options of a merge/sort task (Iceberg's option names)."""
     options = {
@@ -196,6 +220,88 @@ def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -
     if max_concurrent_groups is not None:
         options["max-concurrent-file-group-rewrites"] = str(max_concurrent_groups)
     return options
+
+
+# The table's own policy, read from its properties by the same rules as the planner's
+# (services/planner/src/domain/policy-keys.ts and policy.ts; a unit test keeps the keys equal).
+# Catalog-wide settings are not seen here: they reach the planner over Kafka, which the job
+# does not trust (docs/decisions/0013-job-trusts-the-table.md).
+ENABLED_KEY = "icepack.enabled"
+TYPE_ENABLED_KEYS = {
+    "cleanup": "icepack.cleanup.enabled",
+    "merge": "icepack.merge.enabled",
+    "sort": "icepack.sort.enabled",
+}
+GC_ENABLED_KEY = "gc.enabled"
+# The table's `icepack.*` key wins over Iceberg's own, which wins over Iceberg's default.
+MAX_SNAPSHOT_AGE_KEYS = ("icepack.history.expire.max-snapshot-age-ms", "history.expire.max-snapshot-age-ms")
+MIN_SNAPSHOTS_KEYS = ("icepack.history.expire.min-snapshots-to-keep", "history.expire.min-snapshots-to-keep")
+DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 60 * 60 * 1000  # Iceberg's MAX_SNAPSHOT_AGE_MS_DEFAULT
+DEFAULT_MIN_SNAPSHOTS_TO_KEEP = 1  # Iceberg's MIN_SNAPSHOTS_TO_KEEP_DEFAULT
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
+
+
+def _switch(properties: Mapping[str, str], key: str) -> bool:
+    """`true`/`false` (any case, trimmed) as the planner reads it; anything else: on (its default)."""
+    text = properties.get(key)
+    return text is None or text.strip().lower() != "false"
+
+
+def _integer_at_least(properties: Mapping[str, str], keys: tuple[str, ...], minimum: int, default: int) -> int:
+    """The first of `keys` (in precedence order) holding a whole number ≥ minimum; else default."""
+    for key in keys:
+        text = (properties.get(key) or "").strip()
+        if _WHOLE_NUMBER.fullmatch(text) and int(text) >= minimum:
+            return int(text)
+    return default
+
+
+def table_retention(properties: Mapping[str, str]) -> tuple[int, int]:
+    """(max snapshot age ms, min snapshots to keep) by the table's own properties."""
+    return (
+        _integer_at_least(properties, MAX_SNAPSHOT_AGE_KEYS, 0, DEFAULT_MAX_SNAPSHOT_AGE_MS),
+        _integer_at_least(properties, MIN_SNAPSHOTS_KEYS, 1, DEFAULT_MIN_SNAPSHOTS_TO_KEEP),
+    )
+
+
+def guard_table(
+    task: dict[str, Any], table_uuid: str, metadata_table: bool, properties: Mapping[str, str], now_ms: int
+) -> dict[str, Any]:
+    """What the job may do on the table it loaded, whatever the task says.
+
+    Raises Refused when the loaded table is not the task's (another UUID: dropped and
+    recreated, or a name that resolved to another table), is a metadata table, or its own
+    properties pause it, switch the task's type off or turn GC off (cleanup). For a cleanup,
+    returns the more conservative of the task's and the table's retention:
+    `{"olderThanMs": …, "retainLast": …}` (the older cutoff, the larger count); else `{}`.
+    """
+    name = ".".join([*task["table"]["namespace"], task["table"]["name"]])
+    if metadata_table:
+        raise Refused(f"{name} resolves to a metadata table of another table, not a table of its own")
+    expected = task["state"]["tableUuid"]
+    if table_uuid != expected:
+        raise Refused(
+            f"{name} is not the table the task was planned for: its UUID is {table_uuid}, the task's "
+            f"{expected} (dropped and recreated?); nothing done"
+        )
+    if not _switch(properties, ENABLED_KEY):
+        raise Refused(f"{name} is paused by its own property {ENABLED_KEY}=false; nothing done")
+    type_key = TYPE_ENABLED_KEYS[task["type"]]
+    if not _switch(properties, type_key):
+        raise Refused(f"{name} switches {task['type']} off ({type_key}=false); nothing done")
+    if task["type"] != "cleanup":
+        return {}
+    # Java's Boolean.parseBoolean, as Iceberg reads it: anything but "true" turns GC off.
+    if properties.get(GC_ENABLED_KEY, "true").lower() != "true":
+        raise Refused(f"{name} has {GC_ENABLED_KEY}=false: its snapshots are not expired; nothing done")
+    params = task["parameters"]
+    max_age_ms, min_keep = table_retention(properties)
+    task_cutoff = parse_instant_ms(params["olderThan"], "task.parameters.olderThan")
+    return {
+        # Never before the epoch: an enormous table retention keeps everything.
+        "olderThanMs": max(0, min(task_cutoff, now_ms - max_age_ms)),
+        "retainLast": max(params["retainLast"], min_keep),
+    }
 
 
 # Java exception classes by what they mean for the task. Matched against the whole cause chain.
@@ -338,15 +444,31 @@ def build_session(args: argparse.Namespace, task_type: str):
 
 
 def load_table(spark, catalog_name: str, table: dict[str, Any]):
-    """The Iceberg Table through the catalog API: a structured identifier, never parsed text."""
+    """The Iceberg Table by catalog and Iceberg `TableIdentifier`: a structured identifier,
+    never parsed text, and never Spark's `SparkCatalog.loadTable`, which resolves a missing
+    `ns.t.branch_x` (`tag_*`, `snapshot_id_*`, `at_timestamp_*`, `changes`, `rewrite`) to table
+    `ns.t`. Iceberg's catalog still turns `ns.t.files` into a metadata table of `ns.t`;
+    `is_metadata_table` tells, and `guard_table` refuses it."""
     jvm = spark.sparkContext._jvm
     gateway = spark.sparkContext._gateway
     namespace = gateway.new_array(jvm.java.lang.String, len(table["namespace"]))
     for i, part in enumerate(table["namespace"]):
         namespace[i] = part
-    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table["name"])
+    ident = jvm.org.apache.iceberg.catalog.TableIdentifier.of(
+        jvm.org.apache.iceberg.catalog.Namespace.of(namespace), table["name"]
+    )
     catalog = spark._jsparkSession.sessionState().catalogManager().catalog(catalog_name)
-    return catalog.loadTable(ident).table()
+    return catalog.icebergCatalog().loadTable(ident)
+
+
+def is_metadata_table(table) -> bool:
+    """True for Iceberg's metadata tables (`files`, `snapshots`, …), by the Java class chain."""
+    cls = table.getClass()
+    while cls is not None:
+        if cls.getName() == "org.apache.iceberg.BaseMetadataTable":
+            return True
+        cls = cls.getSuperclass()
+    return False
 
 
 def partition_filter(jvm, predicates: list[dict[str, Any]]):
@@ -501,13 +623,17 @@ def dangling_position_delete_files(spark, table) -> int:
     return named.join(live, "referenced", "left_anti").count()
 
 
-def run_expire(spark, table, task: dict[str, Any]) -> dict[str, Any]:
+def run_expire(spark, table, allowed: dict[str, Any]) -> dict[str, Any]:
+    """Expires with the retention `guard_table` allowed (never the task's alone)."""
     jvm = spark.sparkContext._jvm
-    params = task["parameters"]
     actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
-    older_than = parse_instant_ms(params["olderThan"], "task.parameters.olderThan")
     # Snapshots that a branch or tag references are kept by Iceberg whatever the cutoff.
-    result = actions.expireSnapshots(table).expireOlderThan(older_than).retainLast(params["retainLast"]).execute()
+    result = (
+        actions.expireSnapshots(table)
+        .expireOlderThan(allowed["olderThanMs"])
+        .retainLast(allowed["retainLast"])
+        .execute()
+    )
     return {
         "expireSnapshots": {
             "deletedDataFiles": result.deletedDataFilesCount(),
@@ -604,9 +730,20 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
     spark = build_session(args, task["type"])
     try:
         table = load_table(spark, catalog_name, task["table"])
+        metadata_table = is_metadata_table(table)
+        allowed = guard_table(
+            task,
+            "" if metadata_table else str(table.uuid()),
+            metadata_table,
+            dict(table.properties()),
+            int(time.time() * 1000),
+        )
         before = table_figures(table)
         if task["type"] == "cleanup":
-            outcome = run_expire(spark, table, task)
+            outcome = run_expire(spark, table, allowed)
+            # What was applied: the task's retention or the table's, whichever keeps more.
+            outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
+            outcome["expireSnapshots"]["retainLast"] = allowed["retainLast"]
         else:
             outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
         after = table_figures(table)

@@ -20,6 +20,7 @@ MERGE = {
     "id": "merge/prod/sales/orders",
     "type": "merge",
     "table": {"catalog": "prod", "namespace": ["sales"], "name": "odd.name with 'quote' and `tick`"},
+    "state": {"tableUuid": "6f9f3b4e-2d7c-4d7e-9b1a-0c8e5f1a2b3c"},
     "parameters": {
         "targetFileSizeBytes": 512,
         "minFileSizeBytes": 384,
@@ -90,6 +91,7 @@ class ParseTaskTest(unittest.TestCase):
             "id": "cleanup/x",
             "type": "cleanup",
             "table": MERGE["table"],
+            "state": MERGE["state"],
             "parameters": {"olderThan": "2026-01-01T00:00:00", "retainLast": 1},
         }
         with self.assertRaisesRegex(job.BadInput, "time zone"):
@@ -127,6 +129,98 @@ class ParseTaskTest(unittest.TestCase):
         task["parameters"]["columns"] = [{"name": "id"}]
         with self.assertRaisesRegex(job.BadInput, "strategy must be sort or zorder"):
             job.parse_task(task)
+
+
+UUID = MERGE["state"]["tableUuid"]
+NOW_MS = job.parse_instant_ms("2026-12-01T12:00:00Z", "now")
+DAY_MS = 24 * 60 * 60 * 1000
+
+
+def cleanup_task(older_than: str = "2026-12-01T12:00:00Z", retain_last: int = 1) -> dict:
+    """A cleanup as a forged TableState would make it: `max-snapshot-age-ms=0` → olderThan = now."""
+    return {
+        "id": "cleanup/prod/sales/orders",
+        "type": "cleanup",
+        "table": {"catalog": "prod", "namespace": ["sales"], "name": "orders"},
+        "state": {"tableUuid": UUID},
+        "parameters": {"olderThan": older_than, "retainLast": retain_last},
+    }
+
+
+class GuardTableTest(unittest.TestCase):
+    """Issue 16, findings 2 and 3: the job trusts the table, not the task."""
+
+    def test_the_task_needs_the_table_uuid(self):
+        task = json.loads(json.dumps(MERGE))
+        del task["state"]
+        with self.assertRaisesRegex(job.BadInput, r"task.state is required"):
+            job.parse_task(task)
+        task["state"] = {"tableUuid": ""}
+        with self.assertRaisesRegex(job.BadInput, r"task.state.tableUuid must not be empty"):
+            job.parse_task(task)
+
+    def test_refuses_a_table_dropped_and_recreated_under_the_same_name(self):
+        with self.assertRaisesRegex(job.Refused, r"sales.orders is not the table the task was planned for"):
+            job.guard_table(cleanup_task(), "0b7c1d2e-aaaa-4bbb-8ccc-123456789abc", False, {}, NOW_MS)
+        self.assertEqual(job.ERROR_KINDS["refused"], (6, False))
+
+    def test_refuses_a_name_that_resolved_to_a_metadata_table(self):
+        with self.assertRaisesRegex(job.Refused, "metadata table"):
+            job.guard_table(MERGE, UUID, True, {}, NOW_MS)
+
+    def test_honours_the_tables_own_pause_and_type_switches(self):
+        with self.assertRaisesRegex(job.Refused, r"icepack.enabled=false"):
+            job.guard_table(MERGE, UUID, False, {"icepack.enabled": " FALSE "}, NOW_MS)
+        with self.assertRaisesRegex(job.Refused, r"switches merge off \(icepack.merge.enabled=false\)"):
+            job.guard_table(MERGE, UUID, False, {"icepack.merge.enabled": "false"}, NOW_MS)
+        with self.assertRaisesRegex(job.Refused, r"switches cleanup off"):
+            job.guard_table(cleanup_task(), UUID, False, {"icepack.cleanup.enabled": "false"}, NOW_MS)
+        # Another type's switch, or an unreadable value (the planner's default applies), is no bar.
+        self.assertEqual(job.guard_table(MERGE, UUID, False, {"icepack.sort.enabled": "false"}, NOW_MS), {})
+        self.assertEqual(job.guard_table(MERGE, UUID, False, {"icepack.enabled": "flase"}, NOW_MS), {})
+
+    def test_gc_disabled_refuses_a_cleanup_as_iceberg_reads_it(self):
+        for value in ("false", "no", "0", ""):
+            with self.assertRaisesRegex(job.Refused, "gc.enabled=false"):
+                job.guard_table(cleanup_task(), UUID, False, {"gc.enabled": value}, NOW_MS)
+        self.assertEqual(job.guard_table(MERGE, UUID, False, {"gc.enabled": "false"}, NOW_MS), {})
+
+    def test_a_forged_zero_retention_expires_no_more_than_the_tables_properties_allow(self):
+        allowed = job.guard_table(
+            cleanup_task(retain_last=1),
+            UUID,
+            False,
+            {"history.expire.max-snapshot-age-ms": str(3 * DAY_MS), "history.expire.min-snapshots-to-keep": "4"},
+            NOW_MS,
+        )
+        self.assertEqual(allowed, {"olderThanMs": NOW_MS - 3 * DAY_MS, "retainLast": 4})
+
+    def test_without_properties_iceberg_defaults_bound_the_task(self):
+        allowed = job.guard_table(cleanup_task(), UUID, False, {}, NOW_MS)
+        self.assertEqual(allowed, {"olderThanMs": NOW_MS - 5 * DAY_MS, "retainLast": 1})
+
+    def test_the_icepack_key_wins_over_icebergs_and_bad_values_fall_through(self):
+        props = {
+            "history.expire.max-snapshot-age-ms": str(10 * DAY_MS),
+            "icepack.history.expire.max-snapshot-age-ms": str(DAY_MS),
+            "history.expire.min-snapshots-to-keep": "3",
+            "icepack.history.expire.min-snapshots-to-keep": "0",  # below 1: ignored, as the planner does
+        }
+        allowed = job.guard_table(cleanup_task(), UUID, False, props, NOW_MS)
+        self.assertEqual(allowed, {"olderThanMs": NOW_MS - DAY_MS, "retainLast": 3})
+
+    def test_a_task_more_conservative_than_the_table_is_kept(self):
+        allowed = job.guard_table(cleanup_task("2026-11-01T00:00:00Z", 9), UUID, False, {}, NOW_MS)
+        self.assertEqual(
+            allowed, {"olderThanMs": job.parse_instant_ms("2026-11-01T00:00:00Z", "x"), "retainLast": 9}
+        )
+        self.assertEqual(job.format_instant_ms(allowed["olderThanMs"]), "2026-11-01T00:00:00.000Z")
+
+    def test_an_enormous_table_retention_keeps_everything(self):
+        allowed = job.guard_table(
+            cleanup_task(), UUID, False, {"history.expire.max-snapshot-age-ms": "9" * 30}, NOW_MS
+        )
+        self.assertEqual(allowed["olderThanMs"], 0)
 
 
 class OptionsTest(unittest.TestCase):

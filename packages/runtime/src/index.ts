@@ -8,7 +8,7 @@ export {
 export type { BaseConfig } from './config/base-config.ts';
 export { ConfigError } from './config/config-error.ts';
 export { duration, DurationParseError, parseDuration } from './config/duration.ts';
-export { flag, hostPortList, port, url } from './config/fields.ts';
+export { commaList, flag, hostPortList, port, url } from './config/fields.ts';
 export { loadConfig } from './config/load-config.ts';
 export { redactConfig } from './config/redact-config.ts';
 export { isSecret, secret } from './config/secret.ts';
@@ -28,6 +28,19 @@ export { catalogAccessConfig, catalogAccessPolicy } from './secrets/catalog-acce
 export { resolvedAddressProblem } from './secrets/resolved-address.ts';
 export { SecretResolutionError, secretResolver } from './secrets/secret-resolver.ts';
 export type { SecretResolver } from './secrets/secret-resolver.ts';
+
+// Group Spark settings: which sparkConf keys and image registries a resource group may use
+export {
+  confKeyAllowed,
+  DEFAULT_SPARK_CONF_KEYS,
+  DEFAULT_SPARK_IMAGE_REGISTRIES,
+  defaultSparkSettingsPolicy,
+  imageAllowed,
+  sparkSettingsConfig,
+  sparkSettingsPolicy,
+  sparkSettingsProblems,
+} from './spark/spark-settings-policy.ts';
+export type { SparkSettingsPolicy, SparkSettingsProblem } from './spark/spark-settings-policy.ts';
 
 // Logging
 export { createLogger, REDACTED_PATHS, withContext } from './logger/create-logger.ts';

@@ -113,6 +113,7 @@ export function sampleMergeTask(overrides: Partial<Extract<Task, { type: 'merge'
     },
     createdAt: '2026-01-01T12:00:01.000Z',
     state: {
+      tableUuid: 'f79c3e09-8dc7-4b5c-9f3a-2d6c2e5d9c11',
       metadataLocation: 's3://warehouse/sales/orders/metadata/00042-6b1a.metadata.json',
       snapshotId: '6716213459318430795',
       bytesToRewrite: 403 * MiB,

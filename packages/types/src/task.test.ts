@@ -71,6 +71,7 @@ describe('taskSchema', () => {
     [{ score: { ...merge.score, priority: 0 } }, 'score.priority'],
     [{ score: { ...merge.score, priority: 2_097_152 } }, 'score.priority'],
     [{ state: { ...merge.state, snapshotId: 1 } }, 'state.snapshotId'],
+    [{ state: { ...merge.state, tableUuid: '' } }, 'state.tableUuid'],
     [{ state: { ...merge.state, bytesToRewrite: -1 } }, 'state.bytesToRewrite'],
     [{ traceparent: 'abc' }, 'traceparent'],
     [

@@ -118,6 +118,11 @@ export const scoreSchema = z.object({
 
 /** The TableState the task came from, by reference, plus what the dispatcher sizes by. */
 export const taskStateRefSchema = z.object({
+  /**
+   * The table's UUID when it was scanned: the job refuses a table under the task's name with
+   * another UUID (dropped and recreated, or a name resolving to another table).
+   */
+  tableUuid: z.string().min(1),
   metadataLocation: z.string().min(1),
   snapshotId: int64String.nullable(),
   bytesToRewrite: count,

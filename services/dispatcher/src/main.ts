@@ -1,6 +1,12 @@
 // Composition root of the dispatcher: config → telemetry → logger → clients → HTTP → start → drain.
 import { hostname } from 'node:os';
-import { EnvelopeConsumer, openServiceCore, retryUntil, runService } from '@icepack/runtime';
+import {
+  EnvelopeConsumer,
+  openServiceCore,
+  retryUntil,
+  runService,
+  sparkSettingsPolicy,
+} from '@icepack/runtime';
 import { BindingRegistry } from './adapters/binding-registry.ts';
 import { createCatalogWorker } from './adapters/create-catalog-worker.ts';
 import { DispatchMetrics } from './adapters/dispatch-metrics.ts';
@@ -21,6 +27,7 @@ runService(
     const metrics = new DispatchMetrics(telemetry.meter);
     const registry = new BindingRegistry({
       logger,
+      sparkPolicy: sparkSettingsPolicy(config),
       ...(config.ICEPACK_DISPATCHER_CATALOGS === undefined
         ? {}
         : { catalogs: config.ICEPACK_DISPATCHER_CATALOGS }),

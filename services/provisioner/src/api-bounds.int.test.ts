@@ -37,3 +37,55 @@ describe('provisioner API: oversize bodies', () => {
     expect((await p.api('GET', `/v1/catalogs/${name}`)).status).toBe(404);
   });
 });
+
+describe('provisioner API: group Spark settings (issue 16, finding 4)', () => {
+  it('refuses hostPath volumes, unlisted sparkConf keys and foreign images with 400 naming the field; no group, no binding', async () => {
+    const p = await startTestProvisioner({
+      infra,
+      cluster: new LocalCluster({ allocatable: { cpuMillis: 4000, memoryBytes: 16 * 2 ** 30 } }),
+    });
+    cleanups.push(() => p.stop());
+    const suffix = randomUUID().slice(0, 8);
+    const catalog = `spark-conf-${suffix}`;
+    const created = await p.api('POST', '/v1/catalogs', {
+      name: catalog,
+      type: 'rest',
+      uri: infra.catalogUri,
+    });
+    expect(created.status).toBe(201);
+    const group = (name: string, spark: object) => ({
+      name,
+      catalog,
+      cpu: '2',
+      memory: '4Gi',
+      slots: 1,
+      spark: { driverMemory: '1g', executorCores: 1, executorMemory: '1g', ...spark },
+    });
+    const hostPath = 'spark.kubernetes.driver.volumes.hostPath.root.mount.path';
+    for (const [name, spark, field] of [
+      [`hp-${suffix}`, { sparkConf: { [hostPath]: '/host' } }, `spark.sparkConf["${hostPath}"]`],
+      [
+        `jvm-${suffix}`,
+        { sparkConf: { 'spark.driver.extraJavaOptions': '-javaagent:/x.jar' } },
+        'spark.sparkConf["spark.driver.extraJavaOptions"]',
+      ],
+      [`img-${suffix}`, { image: 'evil.example/spark:latest' }, 'spark.image'],
+    ] as const) {
+      const response = await p.api('POST', '/v1/resource-groups', group(name, spark));
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect((response.body.fields ?? []).map((f) => f.path)).toEqual([field]);
+      expect((await p.api('GET', `/v1/resource-groups/${name}`)).status).toBe(404);
+    }
+    // Allowed tuning from the project's registry is accepted.
+    const ok = await p.api(
+      'POST',
+      '/v1/resource-groups',
+      group(`ok-${suffix}`, {
+        image: 'ghcr.io/icepack/spark-job:test',
+        sparkConf: { 'spark.sql.shuffle.partitions': '8' },
+      }),
+    );
+    expect([201, 202], JSON.stringify(ok.body)).toContain(ok.status);
+    cleanups.push(() => p.api('DELETE', `/v1/resource-groups/ok-${suffix}`));
+  });
+});

@@ -1,10 +1,18 @@
-import { baseConfigSchema, catalogAccessConfig, duration, secret, url } from '@icepack/runtime';
+import {
+  baseConfigSchema,
+  catalogAccessConfig,
+  duration,
+  secret,
+  sparkSettingsConfig,
+  url,
+} from '@icepack/runtime';
 import { z } from 'zod';
 
 /** Environment variables of the provisioner; see README.md. */
 export const configSchema = baseConfigSchema('provisioner')
   .extend({
     ...catalogAccessConfig,
+    ...sparkSettingsConfig,
     /** Bearer token the API requires. */
     ICEPACK_API_TOKEN: secret(z.string().min(16, 'expected at least 16 characters')),
     /** `kubernetes` (namespaces, quotas, RBAC) or `local` (budgets on this machine). */

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Topics, TopicSpecs } from '@icepack/types';
 import {
   catalogAccessPolicy,
+  sparkSettingsPolicy,
   ensureTopics,
   openServiceCore,
   requireBearerToken,
@@ -62,6 +63,7 @@ runService(
       activity: new BullmqTaskActivity(redis.redis),
       probe: catalogProbe({ timeoutMs: config.ICEPACK_CATALOG_PROBE_TIMEOUT, policy: access }),
       access,
+      sparkPolicy: sparkSettingsPolicy(config),
       logger,
       reconcileIntervalMs: config.ICEPACK_RECONCILE_INTERVAL,
       drainTimeoutMs: config.ICEPACK_DRAIN_TIMEOUT,

@@ -1,7 +1,7 @@
 import type { Meter } from '@opentelemetry/api';
 import type { Router } from 'express';
 import { defaultCatalogAccessPolicy } from '@icepack/runtime';
-import type { CatalogAccessPolicy, Logger } from '@icepack/runtime';
+import type { CatalogAccessPolicy, Logger, SparkSettingsPolicy } from '@icepack/runtime';
 import type { CatalogProbe } from './adapters/catalog-probe.ts';
 import type { ClusterPort } from './adapters/cluster-port.ts';
 import { ProvisionerMetrics } from './adapters/provisioner-metrics.ts';
@@ -26,6 +26,8 @@ export interface ProvisionerOptions {
   readonly logger: Logger;
   /** Allowed secret sources and catalog addresses. Default {@link defaultCatalogAccessPolicy}. */
   readonly access?: CatalogAccessPolicy;
+  /** Allowed group sparkConf keys and image registries. Default the runtime's default. */
+  readonly sparkPolicy?: SparkSettingsPolicy;
   /** Default the system clock. */
   readonly clock?: Clock;
   /** Time between reconcile passes. Default 60 000 ms. */
@@ -64,6 +66,7 @@ export function createProvisioner(options: ProvisionerOptions): Provisioner {
     clock,
     drainTimeoutMs: options.drainTimeoutMs ?? 30 * 60_000,
     metrics,
+    ...(options.sparkPolicy === undefined ? {} : { sparkPolicy: options.sparkPolicy }),
   });
   const catalogs = new CatalogService({
     store: options.store,

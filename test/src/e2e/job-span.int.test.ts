@@ -50,6 +50,7 @@ describe('the Spark job’s span (jobs/spark/icepack_job.py)', () => {
       id: 'merge/lake/sales/orders',
       type: 'merge',
       table: { catalog: 'lake', namespace: ['sales'], name: 'orders' },
+      state: { tableUuid: 'f79c3e09-8dc7-4b5c-9f3a-2d6c2e5d9c11' },
       parameters: {},
     };
     const exit = await runJob(['--task-json', JSON.stringify(task)], {

@@ -24,6 +24,11 @@ export interface RestCatalogOptions {
   readonly vendedCredentials?: boolean;
   /** `pageSize` sent with list calls; servers that do not page ignore it. Default: 100. */
   readonly pageSize?: number;
+  /**
+   * Read `file:` locations the catalog returns from this machine (`TableFileIO.localFiles`).
+   * Default true; the scanner passes false for catalogs not configured as local.
+   */
+  readonly localFiles?: boolean;
   /** Builds the FileIO of a loaded table. Default: `TableFileIO` (file: and s3:). */
   readonly fileIO?: (
     properties: Readonly<Record<string, string>>,

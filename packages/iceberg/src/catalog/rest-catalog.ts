@@ -102,7 +102,13 @@ export class RestCatalog {
       ((
         props: Readonly<Record<string, string>>,
         credentials: readonly StorageCredential[],
-      ): FileIO => new TableFileIO({ properties: props, storageCredentials: credentials }));
+      ): FileIO =>
+        new TableFileIO({
+          properties: props,
+          storageCredentials: credentials,
+          localFiles: options.localFiles ?? true,
+          catalog: options.name,
+        }));
   }
 
   /** OAuth2 tokens fetched so far (0 without OAuth2). */

@@ -11,6 +11,9 @@ import { computeTableState } from './compute-table-state.ts';
 // Issue 15, defect 4: a merge that rewrites every data file of a merge-on-read table left its
 // position-delete files behind. On real Spark: the scanner counts those dangling deletes, and
 // the job's merge (run with the job image's Python, 3.10) removes them with rows unchanged.
+// Issue 16, findings 2 and 3, on the same tables (no extra table session): the job refuses a
+// table recreated under the task's name, and a forged zero retention expires nothing the
+// table's own `history.expire.max-snapshot-age-ms` keeps.
 
 const infra = infraEnv();
 const sparkCatalog = 'h3dangling';
@@ -120,10 +123,11 @@ function sameRowsSql(a: string, b: string): string {
   );
 }
 
-const mergeTask = {
+const mergeTask = (tableUuid: string) => ({
   id: `merge/${sparkCatalog}/${namespace}/customers`,
   type: 'merge',
   table: { catalog: sparkCatalog, namespace: [namespace], name: 'customers' },
+  state: { tableUuid },
   parameters: {
     targetFileSizeBytes: 128 * 1024 * 1024,
     minFileSizeBytes: 96 * 1024 * 1024,
@@ -132,7 +136,22 @@ const mergeTask = {
     deleteFileThreshold: 1,
     rewritePositionDeletes: false,
   },
-};
+});
+
+/** A cleanup as a forged TableState (`max-snapshot-age-ms=0`) makes it: expire all but one. */
+const forgedCleanup = (name: string, tableUuid: string) => ({
+  id: `cleanup/${sparkCatalog}/${namespace}/${name}`,
+  type: 'cleanup',
+  table: { catalog: sparkCatalog, namespace: [namespace], name },
+  state: { tableUuid },
+  parameters: { olderThan: new Date().toISOString(), retainLast: 1, retentionMs: 0 },
+});
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The REST catalog's own endpoint for a table of the test namespace (no Spark). */
+const tableUrl = (name: string) =>
+  `${infra.catalogUri}/v1/namespaces/${encodeURIComponent(namespace)}/tables/${encodeURIComponent(name)}`;
 
 let afterPlainRewrite: TableState;
 
@@ -150,7 +169,8 @@ beforeAll(async () => {
       `CREATE TABLE ${sqlName} (id BIGINT, region STRING, v STRING) USING iceberg
        PARTITIONED BY (region)
        TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read',
-                      'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')`,
+                      'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read',
+                      'history.expire.max-snapshot-age-ms'='${DAY_MS}')`,
       `INSERT INTO ${sqlName} VALUES ${rows(1, 10, 'eu')}, ${rows(101, 10, 'us')}`,
       `INSERT INTO ${sqlName} VALUES ${rows(11, 10, 'eu')}, ${rows(111, 10, 'us')}`,
       `DELETE FROM ${sqlName} WHERE id % 7 = 0`,
@@ -200,7 +220,7 @@ describe('dangling delete files on a real merge-on-read table', () => {
     'a merge by the job (Python 3.10) removes them: no delete file left, the same rows',
     async () => {
       const python = await pythonOfVersion('3.10');
-      const exit = await runJob(mergeTask, python);
+      const exit = await runJob(mergeTask(afterPlainRewrite.tableUuid), python);
       expect(exit.code, exit.stderr).toBe(0);
       expect(exit.result).toMatchObject({
         ok: true,
@@ -222,4 +242,80 @@ describe('dangling delete files on a real merge-on-read table', () => {
     },
     3 * SPARK_TIMEOUT_MS,
   ); // spark-submit and the row check: two Spark sessions on two shared cores
+});
+
+describe('the job trusts the table it loads, not the task (issue 16)', () => {
+  it(
+    'a forged zero retention expires nothing the table’s own retention keeps: no commit at all',
+    async () => {
+      const before = await scan();
+      expect(before.snapshots.total).toBeGreaterThan(1);
+      const startedAt = Date.now();
+      const exit = await runJob(forgedCleanup('customers', before.tableUuid), infra.python);
+      const endedAt = Date.now();
+      expect(exit.code, exit.stderr).toBe(0);
+      const applied = exit.result.expireSnapshots as { olderThan: string; retainLast: number };
+      // The table's one day, not the task's "now": a cutoff between the run's bounds minus a day.
+      expect(Date.parse(applied.olderThan)).toBeGreaterThanOrEqual(startedAt - DAY_MS);
+      expect(Date.parse(applied.olderThan)).toBeLessThanOrEqual(endedAt - DAY_MS);
+      expect(applied.retainLast).toBe(1);
+      const after = await scan();
+      expect(after.metadataLocation).toBe(before.metadataLocation);
+      expect(after.snapshots.total).toBe(before.snapshots.total);
+      expect(exit.result.expireSnapshots).toMatchObject({
+        deletedDataFiles: 0,
+        deletedManifestLists: 0,
+      });
+    },
+    2 * SPARK_TIMEOUT_MS,
+  );
+
+  it(
+    'a table dropped and recreated under the task’s name is refused, and left as it is',
+    async () => {
+      const old = await catalog.loadTable({ ...table, name: 'expected' });
+      if (old.status !== 'loaded') throw new Error('expected a loaded table');
+      // Dropped and created again under the same name through the catalog's REST API.
+      expect(
+        (await fetch(`${tableUrl('expected')}?purgeRequested=true`, { method: 'DELETE' })).ok,
+      ).toBe(true);
+      const created = await fetch(
+        `${infra.catalogUri}/v1/namespaces/${encodeURIComponent(namespace)}/tables`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: 'expected',
+            schema: {
+              type: 'struct',
+              'schema-id': 0,
+              fields: [{ id: 1, name: 'id', type: 'long', required: false }],
+            },
+          }),
+        },
+      );
+      expect(created.ok, await created.clone().text()).toBe(true);
+      const recreated = await catalog.loadTable({ ...table, name: 'expected' });
+      if (recreated.status !== 'loaded') throw new Error('expected a loaded table');
+      expect(recreated.table.metadata.tableUuid).not.toBe(old.table.metadata.tableUuid);
+
+      const exit = await runJob(
+        forgedCleanup('expected', old.table.metadata.tableUuid),
+        infra.python,
+      );
+      expect(exit.code, exit.stderr).toBe(6);
+      expect(exit.result).toMatchObject({
+        ok: false,
+        error: { kind: 'refused', retryable: false },
+      });
+      const message = (exit.result.error as { message: string }).message;
+      expect(message).toContain(old.table.metadata.tableUuid);
+      expect(message).toContain(recreated.table.metadata.tableUuid);
+      const now = await catalog.loadTable({ ...table, name: 'expected' });
+      expect(now.status === 'loaded' && now.table.metadataLocation).toBe(
+        recreated.table.metadataLocation,
+      );
+    },
+    2 * SPARK_TIMEOUT_MS,
+  );
 });

@@ -144,6 +144,23 @@ describe('computeTableState against Spark ground truth', () => {
     });
   }
 
+  it('a catalog not configured as local: its file: locations are refused, nothing read (issue 16)', async () => {
+    // The same real catalog, seen as a remote one (the scanner's default for every catalog
+    // not in ICEPACK_SCANNER_LOCAL_CATALOGS): its metadata points at this machine's files.
+    const remote = new RestCatalog({
+      name: 'remote',
+      uri: infraEnv().catalogUri,
+      localFiles: false,
+    });
+    const t = fixtureTruth(truth, FixtureKey.unpartitionedSmallFiles);
+    const outcome = await remote.loadTable(t.id);
+    if (outcome.status !== 'loaded') throw new Error('expected a loaded table');
+    expect(outcome.table.metadataLocation).toMatch(/^file:|^\//);
+    await expect(computeTableState(outcome.table)).rejects.toThrow(
+      /refused to read a local file for catalog remote: it is not configured as local/,
+    );
+  });
+
   it('finds every fixture table by walking the catalog', async () => {
     const found = new Set<string>();
     for await (const id of catalog.walkTables()) found.add(JSON.stringify([id.namespace, id.name]));

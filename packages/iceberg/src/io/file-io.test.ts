@@ -38,6 +38,20 @@ describe('TableFileIO', () => {
     expect(error.message).toContain('/nonexistent/icepack/m.avro');
   });
 
+  it('refuses file: and plain paths for a catalog not configured as local (issue 16)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const path = join(dir, 'secret.txt');
+    await writeFile(path, 'the service’s own file');
+    const io = new TableFileIO({ localFiles: false, catalog: 'remote' });
+    for (const location of [path, `file:${path}`, `file://${path}`]) {
+      const error = await rejection(io.read(location));
+      expect(error.kind).toBe('unsupported');
+      expect(error.message).toContain('catalog remote: it is not configured as local');
+      expect(error.context.file).toBe(location);
+      await expect(io.readRange(location, 0, 4)).rejects.toThrow('not configured as local');
+    }
+  });
+
   it('any other scheme is an unsupported error naming the scheme', async () => {
     const error = await rejection(
       new TableFileIO().read('gs://bucket/t/metadata/v1.metadata.json'),

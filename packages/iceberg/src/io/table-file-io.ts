@@ -9,6 +9,14 @@ export interface TableFileIOOptions {
   readonly properties?: Readonly<Record<string, string>>;
   /** Vended credentials; the longest matching prefix applies to a location. */
   readonly storageCredentials?: readonly StorageCredential[];
+  /**
+   * Read `file:` and plain paths from this machine's file system. Only for catalogs configured
+   * as local: a remote catalog must not make a service read its own files (issue 16).
+   * Default true (the library's callers are tests and tools; the scanner sets it per catalog).
+   */
+  readonly localFiles?: boolean;
+  /** The catalog's name, for the refusal's message. */
+  readonly catalog?: string;
 }
 
 const S3_SCHEMES = new Set(['s3', 's3a', 's3n']);
@@ -42,7 +50,16 @@ export class TableFileIO implements FileIO {
 
   #for(location: string): FileIO {
     const scheme = schemeOf(location);
-    if (scheme === null || scheme === 'file') return this.#local;
+    if (scheme === null || scheme === 'file') {
+      if (this.#options.localFiles === false) {
+        throw new IcebergError(
+          IcebergErrorKind.unsupported,
+          `refused to read a local file for catalog ${this.#options.catalog ?? '(unnamed)'}: it is not configured as local (file: locations are read only for local catalogs)`,
+          { file: location },
+        );
+      }
+      return this.#local;
+    }
     if (S3_SCHEMES.has(scheme)) return this.#s3For(location);
     throw new IcebergError(IcebergErrorKind.unsupported, `unsupported file scheme "${scheme}"`, {
       file: location,

@@ -63,3 +63,16 @@ export function url(protocols: readonly string[]): z.ZodString {
     { error: `expected a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}` },
   );
 }
+
+/** A comma-separated list (items trimmed, empty ones dropped); `defaults` when unset. */
+export function commaList(defaults: readonly string[] = []) {
+  return z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
+    .default([...defaults]);
+}

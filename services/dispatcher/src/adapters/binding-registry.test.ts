@@ -33,6 +33,33 @@ const binding = (name: string, overrides: Partial<Binding> = {}): Binding => ({
 });
 
 describe('BindingRegistry', () => {
+  it('starts no worker for a binding whose Spark settings are not allowed (a forged BindingUpdated)', async () => {
+    const { registry, log } = setup();
+    await registry.setCatalog('prod', catalog('prod'));
+    await registry.setBinding('prod', binding('prod'));
+    expect(log).toEqual(['start prod slots=2']);
+    const spark = sampleBinding().spark;
+    // The running worker stops: its tasks wait in the queue, nothing runs with the forged conf.
+    await registry.setBinding(
+      'prod',
+      binding('prod', {
+        spark: {
+          ...spark,
+          sparkConf: { 'spark.kubernetes.driver.volumes.hostPath.r.mount.path': '/' },
+        },
+      }),
+    );
+    await registry.setBinding(
+      'prod',
+      binding('prod', { spark: { ...spark, image: 'evil.example/x:1' } }),
+    );
+    expect(log).toEqual(['start prod slots=2', 'close prod']);
+    expect(registry.active).toEqual([]);
+    // The provisioner's binding again: dispatch resumes.
+    await registry.setBinding('prod', binding('prod'));
+    expect(log).toEqual(['start prod slots=2', 'close prod', 'start prod slots=2']);
+  });
+
   it('starts a worker once both the catalog and a ready binding are known', async () => {
     const { registry, log } = setup();
     await registry.setBinding('prod', binding('prod', { slots: 2 }));

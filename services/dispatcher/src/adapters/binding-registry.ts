@@ -1,4 +1,5 @@
-import type { Logger } from '@icepack/runtime';
+import type { Logger, SparkSettingsPolicy } from '@icepack/runtime';
+import { defaultSparkSettingsPolicy, sparkSettingsProblems } from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
 
 /** What the registry starts per bound catalog (a `TaskWorker`). */
@@ -13,6 +14,12 @@ export interface BindingRegistryOptions {
   readonly logger: Logger;
   /** Only these catalogs (sharding dispatchers by catalog). Default: all. */
   readonly catalogs?: readonly string[];
+  /**
+   * Group Spark settings a binding may carry; a binding with others gets no worker (its tasks
+   * wait in the queue). The provisioner refuses them at its API; this catches a forged
+   * `BindingUpdated`. Default the runtime's default policy.
+   */
+  readonly sparkPolicy?: SparkSettingsPolicy;
 }
 
 interface Entry {
@@ -88,8 +95,18 @@ export class BindingRegistry {
   async #reconcile(name: string, entry: Entry): Promise<void> {
     const allowed = this.#o.catalogs === undefined || this.#o.catalogs.includes(name);
     const { binding, catalog } = entry;
+    const problems =
+      binding === undefined
+        ? []
+        : sparkSettingsProblems(binding.spark, this.#o.sparkPolicy ?? defaultSparkSettingsPolicy);
+    if (allowed && problems.length > 0) {
+      this.#o.logger.error(
+        { catalog: name, problems: problems.map((p) => `${p.path}: ${p.message}`) },
+        'binding refused: its Spark settings are not allowed; no tasks run for this catalog',
+      );
+    }
     const wanted =
-      allowed && binding?.state === 'ready' && catalog !== undefined
+      allowed && problems.length === 0 && binding?.state === 'ready' && catalog !== undefined
         ? shapeOf(binding, catalog)
         : undefined;
     if (wanted === entry.shape) return;

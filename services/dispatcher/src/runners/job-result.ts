@@ -9,6 +9,8 @@ export const JobExitCode = {
   tableNotFound: 3,
   commitConflict: 4,
   transientIo: 5,
+  /** The table itself refuses the task: another UUID, paused, type switched off, GC off. */
+  refused: 6,
 } as const;
 export type JobExitCode = (typeof JobExitCode)[keyof typeof JobExitCode];
 
@@ -87,6 +89,8 @@ export function errorFromExitCode(code: number, message: string): TaskError {
       return { kind: 'commit-conflict', message, retryable: true };
     case JobExitCode.transientIo:
       return { kind: 'io', message, retryable: true };
+    case JobExitCode.refused:
+      return { kind: 'refused', message, retryable: false };
     default:
       return { kind: 'failed', message, retryable: false };
   }

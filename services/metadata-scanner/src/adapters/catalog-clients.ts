@@ -14,13 +14,17 @@ export class CatalogClients {
   readonly #timeoutMs: number;
   readonly #policy: CatalogAccessPolicy;
   readonly #maxResponseBytes: number;
+  /** Catalogs whose `file:` locations may be read here (names, or `*`). */
+  readonly #localCatalogs: readonly string[];
 
   constructor(
     resolveSecret: SecretResolver,
     timeoutMs: number,
     policy: CatalogAccessPolicy,
     maxResponseBytes: number,
+    localCatalogs: readonly string[] = [],
   ) {
+    this.#localCatalogs = localCatalogs;
     this.#resolveSecret = resolveSecret;
     this.#timeoutMs = timeoutMs;
     this.#policy = policy;
@@ -40,7 +44,7 @@ export class CatalogClients {
       );
     }
     const client = new RestCatalog({
-      ...catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs),
+      ...catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs, this.#localCatalogs),
       maxResponseBytes: this.#maxResponseBytes,
     });
     this.#clients.set(catalog.name, { definition, client });

@@ -1,11 +1,20 @@
 import { parseCatalog, type SecretRef } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { catalogClientOptions } from './catalog-client-options.ts';
+import { catalogClientOptions, isLocalCatalog } from './catalog-client-options.ts';
 
 const secrets: Record<string, string> = { TOKEN: 't0k', SECRET: 's3cr3t' };
 const resolve = (ref: SecretRef) => ('env' in ref ? secrets[ref.env]! : 'from-file');
 
 describe('catalogClientOptions', () => {
+  it('reads file: locations only for catalogs configured as local (issue 16)', () => {
+    const remote = parseCatalog({ name: 'prod', type: 'rest', uri: 'https://c.example.com' });
+    expect(catalogClientOptions(remote, resolve, 5_000).localFiles).toBe(false);
+    expect(catalogClientOptions(remote, resolve, 5_000, ['dev']).localFiles).toBe(false);
+    expect(catalogClientOptions(remote, resolve, 5_000, ['dev', 'prod']).localFiles).toBe(true);
+    expect(isLocalCatalog('anything', ['*'])).toBe(true);
+    expect(isLocalCatalog('prod', [])).toBe(false);
+  });
+
   it('passes URI, warehouse and properties and resolves a bearer token reference', () => {
     const options = catalogClientOptions(
       parseCatalog({

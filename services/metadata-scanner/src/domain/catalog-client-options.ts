@@ -3,6 +3,15 @@ import type { SecretResolver } from '@icepack/runtime';
 import type { Catalog } from '@icepack/types';
 
 /**
+ * Whether the scanner may read `file:` locations of this catalog from its own file system:
+ * only for catalogs the operator configured as local (`ICEPACK_SCANNER_LOCAL_CATALOGS`, names
+ * or `*`). A catalog definition cannot say so itself: it comes from the API or Kafka.
+ */
+export function isLocalCatalog(name: string, localCatalogs: readonly string[]): boolean {
+  return localCatalogs.includes('*') || localCatalogs.includes(name);
+}
+
+/**
  * REST client options for a catalog definition. Secrets are resolved here, at the last
  * moment, and live only inside the client.
  */
@@ -10,6 +19,7 @@ export function catalogClientOptions(
   catalog: Catalog,
   resolveSecret: SecretResolver,
   timeoutMs: number,
+  localCatalogs: readonly string[] = [],
 ): RestCatalogOptions {
   const auth = catalog.auth;
   let clientAuth: RestCatalogOptions['auth'];
@@ -38,5 +48,6 @@ export function catalogClientOptions(
     properties: catalog.properties,
     auth: clientAuth,
     timeoutMs,
+    localFiles: isLocalCatalog(catalog.name, localCatalogs),
   };
 }

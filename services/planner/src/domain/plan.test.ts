@@ -53,6 +53,8 @@ describe('planTable', () => {
       type: 'cleanup',
       createdAt: now.toISOString(),
       parameters: { olderThan: '2026-01-01T23:00:00.000Z', retainLast: 3, retentionMs: 3_600_000 },
+      // The job refuses a table under this name with another UUID (issue 16).
+      state: { tableUuid: needsCleanup.tableUuid },
     });
   });
 
@@ -67,6 +69,7 @@ describe('planTable', () => {
       rewritePositionDeletes: true,
     });
     expect(task.score.parts.map((x) => x.factor)).toContain('delete-files');
+    expect(task.state.tableUuid).toBe(needsMerge.tableUuid);
   });
 
   it('does not rewrite position deletes when only equality deletes or small files are the reason', () => {

@@ -96,6 +96,7 @@ function buildTask(type: TaskType, input: PlanInput): Task {
         retentionMs: policy.maxSnapshotAgeMs,
       },
       state: {
+        tableUuid: state.tableUuid,
         metadataLocation: state.metadataLocation,
         snapshotId: state.currentSnapshotId,
         bytesToRewrite: 0,
@@ -117,6 +118,7 @@ function buildTask(type: TaskType, input: PlanInput): Task {
       type,
       parameters: merge,
       state: {
+        tableUuid: state.tableUuid,
         metadataLocation: state.metadataLocation,
         snapshotId: state.currentSnapshotId,
         bytesToRewrite: state.files.smallFileBytes + state.files.deleteFileBytes,
@@ -134,6 +136,7 @@ function buildTask(type: TaskType, input: PlanInput): Task {
       columns: (order?.columns ?? []).map((c) => ({ ...c })),
     },
     state: {
+      tableUuid: state.tableUuid,
       metadataLocation: state.metadataLocation,
       snapshotId: state.currentSnapshotId,
       // A sort rewrites the new data as well as the small files.

@@ -1,6 +1,7 @@
 import type { Catalog, ResourceGroup } from '@icepack/types';
-import { BindingState, parseResourceGroup } from '@icepack/types';
-import type { Logger } from '@icepack/runtime';
+import { BindingState, parseResourceGroup, ValidationError } from '@icepack/types';
+import type { Logger, SparkSettingsPolicy } from '@icepack/runtime';
+import { defaultSparkSettingsPolicy, sparkSettingsProblems } from '@icepack/runtime';
 import type { ClusterPort } from '../adapters/cluster-port.ts';
 import type { ProvisionerMetrics } from '../adapters/provisioner-metrics.ts';
 import type { Publisher } from '../adapters/publisher.ts';
@@ -42,6 +43,8 @@ export interface GroupServiceDeps {
   readonly drainTimeoutMs: number;
   /** Counts the loop's reconciles. Default none. */
   readonly metrics?: ProvisionerMetrics;
+  /** Allowed sparkConf keys and image registries. Default {@link defaultSparkSettingsPolicy}. */
+  readonly sparkPolicy?: SparkSettingsPolicy;
 }
 
 function messageOf(error: unknown): string {
@@ -80,7 +83,7 @@ export class GroupService {
   }
 
   async create(body: unknown): Promise<GroupView> {
-    const group = parseResourceGroup(body);
+    const group = this.#parse(body);
     const { store, cluster, clock } = this.#deps;
     const catalog = await store.getCatalog(group.catalog);
     if (catalog === undefined) {
@@ -135,6 +138,22 @@ export class GroupService {
       'resource group persisted',
     );
     return groupView((await this.#locks.run(group.name, () => this.#pass(group.name))) ?? record);
+  }
+
+  /** Validates the body, then refuses Spark settings the policy does not allow (400 naming the field). */
+  #parse(body: unknown): ResourceGroup {
+    const group = parseResourceGroup(body);
+    const problems = sparkSettingsProblems(
+      group.spark,
+      this.#deps.sparkPolicy ?? defaultSparkSettingsPolicy,
+    );
+    if (problems.length > 0) {
+      throw new ValidationError(
+        'resource group',
+        problems.map((p) => ({ ...p, code: 'custom' })),
+      );
+    }
+    return group;
   }
 
   /** Upsert for the bootstrap file: creates a missing group; an existing one must not change. */

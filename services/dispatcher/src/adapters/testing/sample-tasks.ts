@@ -10,6 +10,7 @@ function base(truth: DispatchTruth, type: Task['type']) {
     score: { priority: 10, total: 100, parts: [] },
     createdAt: new Date().toISOString(),
     state: {
+      tableUuid: truth.tableUuid,
       metadataLocation: truth.metadataLocation,
       snapshotId: truth.currentSnapshotId,
       bytesToRewrite: truth.dataFiles.bytes,
