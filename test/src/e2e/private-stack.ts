@@ -41,6 +41,7 @@ export class PrivateStack {
       ICEPACK_REDIS_PORT: String(ports.redis),
       ICEPACK_KAFKA_PORT: String(ports.kafka),
       ICEPACK_KAFKA_CONTROLLER_PORT: String(ports.controller),
+      ICEPACK_KAFKA_SASL_PORT: String(ports.sasl),
       ICEPACK_CATALOG_PORT: String(ports.catalog),
     };
     this.redisUrl = `redis://127.0.0.1:${String(ports.redis)}`;
@@ -54,6 +55,8 @@ export class PrivateStack {
       redis: await freePort(),
       kafka: await freePort(),
       controller: await freePort(),
+      // Every port of the broker: its SASL listener too, else it collides with the shared one.
+      sasl: await freePort(),
       catalog: await freePort(),
     };
     const stack = new PrivateStack(runDir, ports);
