@@ -284,6 +284,8 @@ async function startServices(
     ICEPACK_CACHE: env.cacheDir,
     ICEPACK_RUN: stack.runDir,
     ICEPACK_SPARK_JARS: env.sparkJars,
+    // The simulator's catalog keeps its tables on this machine's disk, as the local stack does.
+    ICEPACK_LOCAL_CATALOGS: '*',
   };
   const extra: Record<Service, Record<string, string>> = {
     provisioner: {

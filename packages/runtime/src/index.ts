@@ -24,7 +24,12 @@ export {
   secretRefProblem,
 } from './secrets/catalog-access-policy.ts';
 export type { CatalogAccessPolicy, CatalogAccessProblem } from './secrets/catalog-access-policy.ts';
-export { catalogAccessConfig, catalogAccessPolicy } from './secrets/catalog-access-config.ts';
+export {
+  catalogAccessConfig,
+  catalogAccessPolicy,
+  isLocalCatalog,
+  localCatalogsConfig,
+} from './secrets/catalog-access-config.ts';
 export { resolvedAddressProblem } from './secrets/resolved-address.ts';
 export { SecretResolutionError, secretResolver } from './secrets/secret-resolver.ts';
 export type { SecretResolver } from './secrets/secret-resolver.ts';

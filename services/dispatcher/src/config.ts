@@ -1,4 +1,9 @@
-import { baseConfigSchema, duration, sparkSettingsConfig } from '@icepack/runtime';
+import {
+  baseConfigSchema,
+  duration,
+  localCatalogsConfig,
+  sparkSettingsConfig,
+} from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +19,7 @@ const csv = z.string().transform((text) =>
 /** Environment variables of the dispatcher; see README.md. */
 export const configSchema = baseConfigSchema('dispatcher').extend({
   ...sparkSettingsConfig,
+  ...localCatalogsConfig,
   /** Serve only these catalogs (comma-separated). Default: every bound catalog. */
   ICEPACK_DISPATCHER_CATALOGS: csv.optional(),
   /** Run directories of the local runner (markers, pids, results); must survive restarts. */

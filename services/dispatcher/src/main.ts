@@ -50,6 +50,7 @@ runService(
           backoffMs: config.ICEPACK_TASK_BACKOFF,
           timeoutMs: config.ICEPACK_TASK_TIMEOUT,
           quotaWaitMs: config.ICEPACK_QUOTA_WAIT,
+          localCatalogs: config.ICEPACK_LOCAL_CATALOGS,
         }),
     });
     // Shutdown runs in reverse: the workers stop (running Spark jobs keep running and are

@@ -1,4 +1,4 @@
-import { baseConfigSchema, catalogAccessConfig, commaList, duration } from '@icepack/runtime';
+import { baseConfigSchema, catalogAccessConfig, duration } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { z } from 'zod';
 
@@ -42,11 +42,6 @@ export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB: positiveInt(64),
   /** Per-request timeout towards a catalog. */
   ICEPACK_SCANNER_CATALOG_TIMEOUT: duration().default(30_000),
-  /**
-   * Catalogs configured as local, comma-separated (`*`: all): only their `file:` locations are
-   * read from this machine. Default none: a remote catalog pointing at `file:` is refused.
-   */
-  ICEPACK_SCANNER_LOCAL_CATALOGS: commaList(),
   /** Longest wait before a failed catalog is tried again (backoff doubles up to it). */
   ICEPACK_SCANNER_CATALOG_MAX_BACKOFF: duration().default(60_000),
   /** How often consumer lag is measured for the metric; `0` turns it off. */

@@ -63,7 +63,7 @@ runService(
       config.ICEPACK_SCANNER_CATALOG_TIMEOUT,
       access,
       config.ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB * 2 ** 20,
-      config.ICEPACK_SCANNER_LOCAL_CATALOGS,
+      config.ICEPACK_LOCAL_CATALOGS,
     );
     const prober = new CatalogProber(health, registry, clients, logger);
     lifecycle.onShutdown('catalog prober', () => prober.stop());

@@ -64,6 +64,8 @@ function serviceEnv(service: Service): Record<string, string> {
     ICEPACK_CACHE: env.cacheDir,
     ICEPACK_RUN: stack.runDir,
     ICEPACK_SPARK_JARS: env.sparkJars,
+    // The private catalog's tables are on this machine's disk, as in the local stack.
+    ICEPACK_LOCAL_CATALOGS: catalog,
   };
   switch (service) {
     case 'provisioner':

@@ -146,7 +146,7 @@ describe('computeTableState against Spark ground truth', () => {
 
   it('a catalog not configured as local: its file: locations are refused, nothing read (issue 16)', async () => {
     // The same real catalog, seen as a remote one (the scanner's default for every catalog
-    // not in ICEPACK_SCANNER_LOCAL_CATALOGS): its metadata points at this machine's files.
+    // not in ICEPACK_LOCAL_CATALOGS): its metadata points at this machine's files.
     const remote = new RestCatalog({
       name: 'remote',
       uri: infraEnv().catalogUri,

@@ -1,10 +1,26 @@
 import { z } from 'zod';
-import { flag } from '../config/fields.ts';
+import { commaList, flag } from '../config/fields.ts';
 import type { CatalogAccessPolicy } from './catalog-access-policy.ts';
 import { DEFAULT_SECRET_ENV_PREFIX, DEFAULT_SECRETS_DIR } from './catalog-access-policy.ts';
 
+/**
+ * Catalogs configured as local, comma-separated (`*`: all): only their `file:` locations are
+ * read from this machine (the scanner's table reads, the dispatcher's before/after figures).
+ * Default none: a catalog that points at `file:` without being configured so is refused. A
+ * catalog definition cannot say so itself: it comes from the API or Kafka.
+ */
+export const localCatalogsConfig = {
+  ICEPACK_LOCAL_CATALOGS: commaList(),
+};
+
+/** Whether `file:` locations of catalog `name` may be read here (`ICEPACK_LOCAL_CATALOGS`). */
+export function isLocalCatalog(name: string, localCatalogs: readonly string[]): boolean {
+  return localCatalogs.includes('*') || localCatalogs.includes(name);
+}
+
 /** The variables of the services that call catalogs (provisioner, metadata-scanner). */
 export const catalogAccessConfig = {
+  ...localCatalogsConfig,
   /** `{env}` secret references must start with this. */
   ICEPACK_SECRET_ENV_PREFIX: z
     .string()

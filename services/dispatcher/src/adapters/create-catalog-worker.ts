@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestCatalog } from '@icepack/iceberg';
+import { isLocalCatalog } from '@icepack/runtime';
 import type { Logger } from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
@@ -28,6 +29,8 @@ export interface CatalogWorkerDeps {
   readonly backoffMs: number;
   readonly timeoutMs: number;
   readonly quotaWaitMs: number;
+  /** Catalogs whose `file:` locations may be read here (`ICEPACK_LOCAL_CATALOGS`). Default none. */
+  readonly localCatalogs?: readonly string[];
   /** Records the worker's runs and task events. Default none. */
   readonly metrics?: DispatchMetrics;
 }
@@ -40,6 +43,21 @@ function kube(): KubeConfig {
     kubeConfig.loadFromDefault();
   }
   return kubeConfig;
+}
+
+/**
+ * The REST client the worker reads its before/after figures with. `file:` locations are read
+ * only for catalogs configured as local, as in the scanner (docs/security.md). Catalog auth
+ * for this read is not mapped yet (bearer/OAuth2 come with the REST client; issue 20): the
+ * local stack's catalog needs none.
+ */
+export function figuresCatalog(catalog: Catalog, localCatalogs: readonly string[]): RestCatalog {
+  return new RestCatalog({
+    name: catalog.name,
+    uri: catalog.uri,
+    ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
+    localFiles: isLocalCatalog(catalog.name, localCatalogs),
+  });
 }
 
 /** The worker of one bound catalog, with the runner and quota gate its binding names. */
@@ -65,13 +83,7 @@ export function createCatalogWorker(
     });
     quota = new LocalBudgetQuota({ redis: deps.redis });
   }
-  // Catalog auth for the figures read: bearer/OAuth2 come with the REST client (follow-up:
-  // map catalog.auth here); the local stack's catalog needs none.
-  const rest = new RestCatalog({
-    name: catalog.name,
-    uri: catalog.uri,
-    ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
-  });
+  const rest = figuresCatalog(catalog, deps.localCatalogs ?? []);
   const { metrics } = deps;
   const worker = new TaskWorker({
     binding,

@@ -1,6 +1,7 @@
 import { parseCatalog, type SecretRef } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { catalogClientOptions, isLocalCatalog } from './catalog-client-options.ts';
+import { isLocalCatalog } from '@icepack/runtime';
+import { catalogClientOptions } from './catalog-client-options.ts';
 
 const secrets: Record<string, string> = { TOKEN: 't0k', SECRET: 's3cr3t' };
 const resolve = (ref: SecretRef) => ('env' in ref ? secrets[ref.env]! : 'from-file');

@@ -1,15 +1,7 @@
 import type { RestCatalogOptions } from '@icepack/iceberg';
+import { isLocalCatalog } from '@icepack/runtime';
 import type { SecretResolver } from '@icepack/runtime';
 import type { Catalog } from '@icepack/types';
-
-/**
- * Whether the scanner may read `file:` locations of this catalog from its own file system:
- * only for catalogs the operator configured as local (`ICEPACK_SCANNER_LOCAL_CATALOGS`, names
- * or `*`). A catalog definition cannot say so itself: it comes from the API or Kafka.
- */
-export function isLocalCatalog(name: string, localCatalogs: readonly string[]): boolean {
-  return localCatalogs.includes('*') || localCatalogs.includes(name);
-}
 
 /**
  * REST client options for a catalog definition. Secrets are resolved here, at the last

@@ -60,7 +60,7 @@ export function scannerEnv(
     ICEPACK_SCANNER_SCAN_PARTITIONS: '6',
     ICEPACK_SCANNER_LAG_INTERVAL: '2s',
     // The local REST catalog's warehouse is on this machine (file:).
-    ICEPACK_SCANNER_LOCAL_CATALOGS: '*',
+    ICEPACK_LOCAL_CATALOGS: '*',
     ...(options.bootstrap === undefined
       ? {}
       : { ICEPACK_SCANNER_BOOTSTRAP: JSON.stringify(options.bootstrap) }),
