@@ -42,10 +42,10 @@ describe('each service accepts the configuration the chart gives it', () => {
   it('gives the Spark settings allow-list to the services that check it, and local catalogs to the ones that read files', () => {
     const full = deploymentEnvironments(renderChart('full'));
     for (const deployment of ['icepack-provisioner', 'icepack-dispatcher']) {
-      const config = loadConfig(SCHEMAS[deployment]!, full.get(deployment) ?? {}) as Record<
-        string,
-        unknown
-      >;
+      const config: Record<string, unknown> = loadConfig(
+        SCHEMAS[deployment]!,
+        full.get(deployment) ?? {},
+      );
       expect(config.ICEPACK_SPARK_CONF_ALLOW, deployment).toEqual([
         'spark.sql.shuffle.partitions',
         'spark.sql.adaptive.*',
