@@ -127,8 +127,10 @@ runService(
       'catalogs and bindings read',
     );
 
+    const catchUp = () => controlPlane.current();
     const scanner = new TableScanner({
       registry,
+      catchUp,
       clients,
       health,
       semaphore: new KeyedSemaphore(config.ICEPACK_SCANNER_CATALOG_CONCURRENCY),
@@ -151,6 +153,7 @@ runService(
       producer,
       scanRequestsTopic: topics.scanRequests,
       registry,
+      catchUp,
       metrics,
       logger,
     });
@@ -165,6 +168,7 @@ runService(
       scanRequestsTopic: topics.scanRequests,
       tableStateTopic: topics.tableState,
       registry,
+      catchUp,
       clients,
       health,
       known,

@@ -55,19 +55,32 @@ afterAll(async () => {
   await cleanupTest(infra, names);
 });
 
+/** A failed wait says what both replicas were doing (their recent log lines). */
+const explain = (error: unknown): never => {
+  const missing = tables.filter((t) => states.byKey(tableKey(t)).length === 0).length;
+  throw new Error(
+    `${String(error)}; ${missing} of ${tables.length} tables without a state\n` +
+      `replica a:\n${a.describe()}\nreplica b:\n${b.describe()}`,
+  );
+};
+
 describe('two scanner replicas', () => {
   it('pick up a new binding live, split the scans by partition and miss no table', async () => {
     // Both hold scan partitions before any work exists.
-    await until(() => {
-      const last = (s: ServiceProcess) =>
-        s.lines.filter((l) => l.msg === 'joined consumer group' && l.groupId === names.id).at(-1);
-      const sizes = [a, b].map(
-        (s) =>
-          (last(s)?.assignment as Record<string, number[]> | undefined)?.[names.scanRequests]
-            ?.length ?? 0,
-      );
-      return sizes[0]! > 0 && sizes[1]! > 0 && sizes[0]! + sizes[1]! === 6;
-    }, 'the group to settle on 6 partitions split across both');
+    await until(
+      () => {
+        const last = (s: ServiceProcess) =>
+          s.lines.filter((l) => l.msg === 'joined consumer group' && l.groupId === names.id).at(-1);
+        const sizes = [a, b].map(
+          (s) =>
+            (last(s)?.assignment as Record<string, number[]> | undefined)?.[names.scanRequests]
+              ?.length ?? 0,
+        );
+        return sizes[0]! > 0 && sizes[1]! > 0 && sizes[0]! + sizes[1]! === 6;
+      },
+      'the group to settle on 6 partitions split across both',
+      40_000,
+    ).catch(explain);
 
     await producer.publish(names.catalogs, 'CatalogDefined', catalog, {
       name: catalog,
@@ -76,11 +89,13 @@ describe('two scanner replicas', () => {
     });
     await producer.publish(names.bindings, 'BindingUpdated', catalog, sampleBinding({ catalog }));
 
-    await states.waitFor(
-      () => tables.every((t) => states.byKey(tableKey(t)).length > 0),
-      'a state for every table',
-      120_000,
-    );
+    await states
+      .waitFor(
+        () => tables.every((t) => states.byKey(tableKey(t)).length > 0),
+        'a state for every table',
+        60_000,
+      )
+      .catch(explain);
     const scannedA = await metricValue(a, 'icepack_scanner_tables_scanned_total', { catalog });
     const scannedB = await metricValue(b, 'icepack_scanner_tables_scanned_total', { catalog });
     expect(scannedA).toBeGreaterThan(0);

@@ -39,6 +39,29 @@ describe('each service accepts the configuration the chart gives it', () => {
     });
   }
 
+  it('gives the Spark settings allow-list to the services that check it, and local catalogs to the ones that read files', () => {
+    const full = deploymentEnvironments(renderChart('full'));
+    for (const deployment of ['icepack-provisioner', 'icepack-dispatcher']) {
+      const config: Record<string, unknown> = loadConfig(
+        SCHEMAS[deployment]!,
+        full.get(deployment) ?? {},
+      );
+      expect(config.ICEPACK_SPARK_CONF_ALLOW, deployment).toEqual([
+        'spark.sql.shuffle.partitions',
+        'spark.sql.adaptive.*',
+      ]);
+      expect(config.ICEPACK_SPARK_IMAGE_REGISTRIES, deployment).toEqual([
+        'registry.example.com/data/icepack',
+      ]);
+    }
+    // Nothing is local unless asked: a catalog could otherwise name any path of the pod.
+    for (const env of full.values()) expect(env.ICEPACK_LOCAL_CATALOGS).toBeUndefined();
+    const local = deploymentEnvironments(renderChart('local'));
+    expect(
+      [...local].filter(([, env]) => env.ICEPACK_LOCAL_CATALOGS === 'lake').map(([d]) => d),
+    ).toEqual(['icepack-metadata-scanner', 'icepack-dispatcher']);
+  });
+
   it('passes a typo in a service setting through to a failing check', () => {
     const env = deploymentEnvironments(
       renderChart('default', ['planner.config.ICEPACK_PLANNER_CONCURENCY=4']),

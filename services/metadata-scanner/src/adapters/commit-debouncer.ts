@@ -5,6 +5,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CatalogRegistry } from '../domain/catalog-registry.ts';
+import { activeAfterCatchUp } from '../domain/catch-up-gate.ts';
 import type { ScannerMetrics } from './scanner-metrics.ts';
 
 interface DebouncedScan {
@@ -23,6 +24,8 @@ export interface CommitDebouncerOptions {
   readonly producer: EnvelopeProducer;
   readonly scanRequestsTopic: string;
   readonly registry: CatalogRegistry;
+  /** Waits until this replica has applied the catalogs and bindings published so far. */
+  readonly catchUp: () => Promise<void>;
   readonly metrics: ScannerMetrics;
   readonly logger: Logger;
 }
@@ -51,7 +54,9 @@ export class CommitDebouncer {
   /** Handler of `CommitObserved`: resolves once the scan is durably scheduled in Redis. */
   async onCommit(envelope: MessageEnvelope<'CommitObserved'>): Promise<void> {
     const { table } = envelope.payload;
-    if (this.#o.registry.active(table.catalog) === undefined) {
+    if (
+      (await activeAfterCatchUp(this.#o.registry, table.catalog, this.#o.catchUp)) === undefined
+    ) {
       this.#o.metrics.commitsDebounced.add(1, { catalog: table.catalog, outcome: 'unbound' });
       return;
     }

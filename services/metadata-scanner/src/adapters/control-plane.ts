@@ -3,6 +3,10 @@ import { hostname } from 'node:os';
 import { EnvelopeConsumer, sleep, type EnvelopeProducer, type KafkaClient } from '@icepack/runtime';
 import type { Logger } from 'pino';
 import type { CatalogRegistry } from '../domain/catalog-registry.ts';
+import { CatchUpGate } from '../domain/catch-up-gate.ts';
+
+/** How long work for an unknown catalog waits for this replica's control plane at most. */
+const CATCH_UP_BOUND_MS = 30_000;
 
 export interface ControlPlaneOptions {
   readonly kafka: KafkaClient;
@@ -26,6 +30,8 @@ export class ControlPlane {
   readonly #o: ControlPlaneOptions;
   readonly #groupId: string;
   readonly #consumer: EnvelopeConsumer;
+  readonly #stopping = new AbortController();
+  readonly #gate = new CatchUpGate(() => this.#catchUpBounded());
 
   constructor(options: ControlPlaneOptions) {
     this.#o = options;
@@ -51,6 +57,25 @@ export class ControlPlane {
 
   start(): Promise<void> {
     return this.#consumer.start();
+  }
+
+  /**
+   * Resolves once this replica has applied what the topics held when called (or after
+   * CATCH_UP_BOUND_MS, or at stop). Work that names a catalog this replica does not know
+   * waits for it: another replica may have read a new binding first and produced the work.
+   * Concurrent callers share catch-ups (CatchUpGate); it never throws.
+   */
+  current(): Promise<void> {
+    return this.#gate.current();
+  }
+
+  async #catchUpBounded(): Promise<void> {
+    const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(CATCH_UP_BOUND_MS)]);
+    try {
+      await this.caughtUp(signal);
+    } catch (error) {
+      this.#o.logger.warn({ err: error }, 'could not catch up with the catalogs and bindings');
+    }
   }
 
   /** Resolves when the group's committed offsets reach the ends the topics had when called. */
@@ -85,6 +110,7 @@ export class ControlPlane {
 
   /** Leaves the group and deletes it: nobody will resume from its offsets. */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     await this.#consumer.stop();
     const admin = this.#o.kafka.kafka.admin();
     try {

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CatalogHealth } from '../domain/catalog-health.ts';
 import type { CatalogRegistry } from '../domain/catalog-registry.ts';
+import { activeAfterCatchUp } from '../domain/catch-up-gate.ts';
 import { disappearedTables } from '../domain/discovery-diff.ts';
 import type { CatalogClients } from './catalog-clients.ts';
 import { walkCatalog } from './catalog-walk.ts';
@@ -27,6 +28,8 @@ export interface DiscoveryOptions {
   readonly scanRequestsTopic: string;
   readonly tableStateTopic: string;
   readonly registry: CatalogRegistry;
+  /** Waits until this replica has applied the catalogs and bindings published so far. */
+  readonly catchUp: () => Promise<void>;
   readonly clients: CatalogClients;
   readonly health: CatalogHealth;
   readonly known: KnownTablesStore;
@@ -109,8 +112,12 @@ export class Discovery {
 
   async #process(job: Job<DiscoveryJob>): Promise<{ tables: number; dropped: number }> {
     const name = job.data.catalog;
-    const catalog = this.#o.registry.active(name);
-    if (catalog === undefined) return { tables: 0, dropped: 0 };
+    // The replica that scheduled this job had read the binding; this one may not have yet.
+    const catalog = await activeAfterCatchUp(this.#o.registry, name, this.#o.catchUp);
+    if (catalog === undefined) {
+      this.#o.logger.info({ catalog: name }, 'discovery skipped: catalog not bound or defined');
+      return { tables: 0, dropped: 0 };
+    }
     const logger = this.#o.logger.child({ catalog: name });
     const started = Date.now();
     const found = new Set<string>();

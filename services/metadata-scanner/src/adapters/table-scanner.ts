@@ -5,6 +5,7 @@ import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { CatalogHealth } from '../domain/catalog-health.ts';
 import type { CatalogRegistry } from '../domain/catalog-registry.ts';
+import { activeAfterCatchUp } from '../domain/catch-up-gate.ts';
 import type { KeyedSemaphore } from '../domain/keyed-semaphore.ts';
 import { isUnchanged, ScanOutcome } from '../domain/scan-outcome.ts';
 import type { CatalogClients } from './catalog-clients.ts';
@@ -26,6 +27,8 @@ export class CatalogUnavailableError extends Error {
 
 export interface TableScannerOptions {
   readonly registry: CatalogRegistry;
+  /** Waits until this replica has applied the catalogs and bindings published so far. */
+  readonly catchUp: () => Promise<void>;
   readonly clients: CatalogClients;
   readonly health: CatalogHealth;
   readonly semaphore: KeyedSemaphore;
@@ -55,7 +58,7 @@ export class TableScanner {
 
   async scan(request: ScanRequest, logger: Logger): Promise<ScanOutcome> {
     const { table } = request;
-    const catalog = this.#o.registry.active(table.catalog);
+    const catalog = await activeAfterCatchUp(this.#o.registry, table.catalog, this.#o.catchUp);
     if (catalog === undefined) {
       this.#o.metrics.skipped.add(1, { catalog: table.catalog, reason: ScanOutcome.unbound });
       logger.debug({ table: tableKey(table) }, 'catalog not bound; scan request ignored');
