@@ -20,6 +20,11 @@ ICEPACK_KAFKA_CONTROLLER_PORT="${ICEPACK_KAFKA_CONTROLLER_PORT:-19093}"
 # The same broker's SASL_PLAINTEXT listener (SCRAM-SHA-512, ACLs enforced); local tests only.
 ICEPACK_KAFKA_SASL_PORT="${ICEPACK_KAFKA_SASL_PORT:-19094}"
 ICEPACK_CATALOG_PORT="${ICEPACK_CATALOG_PORT:-18181}"
+# The S3-compatible store (s3.sh, moto) and its warehouse bucket.
+ICEPACK_S3_PORT="${ICEPACK_S3_PORT:-19000}"
+ICEPACK_S3_BUCKET="${ICEPACK_S3_BUCKET:-icepack}"
+# The second REST catalog, whose warehouse is on that store (s3-catalog.sh).
+ICEPACK_S3_CATALOG_PORT="${ICEPACK_S3_CATALOG_PORT:-18182}"
 # The local Kubernetes control plane (k8s.sh): API server, etcd client and peer, the Spark
 # operator's health probe, kwok's server.
 ICEPACK_K8S_API_PORT="${ICEPACK_K8S_API_PORT:-16443}"

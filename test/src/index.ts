@@ -34,3 +34,8 @@ export type {
 export type { DriverCommand } from './k8s-real/driver-command.ts';
 export { PrivateStack, StackScriptError } from './e2e/private-stack.ts';
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
+export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
+export type {
+  OAuth2CatalogProxy,
+  OAuth2CatalogProxyOptions,
+} from './catalog/oauth2-catalog-proxy.ts';

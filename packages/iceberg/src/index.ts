@@ -20,6 +20,11 @@ export {
   type ResolvedRestCatalogOptions,
 } from './catalog/rest-catalog-options.ts';
 export { DEFAULT_OAUTH2_SCOPE, type RestCatalogAuth } from './catalog/catalog-auth.ts';
+export {
+  restCatalogOptions,
+  type ResolveSecret,
+  type CatalogClientSettings,
+} from './catalog/catalog-definition.ts';
 export { DEFAULT_MAX_RESPONSE_BYTES } from './catalog/bounded-body.ts';
 export { OAuth2TokenSource, type OAuth2TokenOptions } from './catalog/oauth2-token.ts';
 export {
@@ -64,8 +69,21 @@ export {
   parseS3Location,
   s3OptionsFromProperties,
   type S3FileIOOptions,
+  type S3Credentials,
 } from './io/s3-file-io.ts';
 export { TableFileIO, type TableFileIOOptions } from './io/table-file-io.ts';
+export {
+  S3ClientPool,
+  DEFAULT_MAX_S3_CLIENTS,
+  type S3ClientPoolOptions,
+  type RefreshS3Credentials,
+} from './io/s3-client-pool.ts';
+export {
+  DEFAULT_CREDENTIAL_REFRESH_MARGIN_MS,
+  refreshAtMs,
+  refreshDue,
+  type CredentialLifetime,
+} from './credentials/refresh-decision.ts';
 export { credentialFor, type StorageCredential } from './io/storage-credentials.ts';
 
 export {

@@ -1,7 +1,7 @@
 import {
   baseConfigSchema,
+  catalogAccessConfig,
   duration,
-  localCatalogsConfig,
   sparkSettingsConfig,
 } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
@@ -19,7 +19,8 @@ const csv = z.string().transform((text) =>
 /** Environment variables of the dispatcher; see README.md. */
 export const configSchema = baseConfigSchema('dispatcher').extend({
   ...sparkSettingsConfig,
-  ...localCatalogsConfig,
+  // ICEPACK_LOCAL_CATALOGS and the secret sources of the figures read's catalog credentials.
+  ...catalogAccessConfig,
   /** Serve only these catalogs (comma-separated). Default: every bound catalog. */
   ICEPACK_DISPATCHER_CATALOGS: csv.optional(),
   /** Run directories of the local runner (markers, pids, results); must survive restarts. */

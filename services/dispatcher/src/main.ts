@@ -1,6 +1,7 @@
 // Composition root of the dispatcher: config → telemetry → logger → clients → HTTP → start → drain.
 import { hostname } from 'node:os';
 import {
+  catalogAccessPolicy,
   EnvelopeConsumer,
   openServiceCore,
   retryUntil,
@@ -50,7 +51,10 @@ runService(
           backoffMs: config.ICEPACK_TASK_BACKOFF,
           timeoutMs: config.ICEPACK_TASK_TIMEOUT,
           quotaWaitMs: config.ICEPACK_QUOTA_WAIT,
-          localCatalogs: config.ICEPACK_LOCAL_CATALOGS,
+          figures: {
+            localCatalogs: config.ICEPACK_LOCAL_CATALOGS,
+            policy: catalogAccessPolicy(config),
+          },
         }),
     });
     // Shutdown runs in reverse: the workers stop (running Spark jobs keep running and are

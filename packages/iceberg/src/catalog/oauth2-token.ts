@@ -1,4 +1,5 @@
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
+import { refreshAtMs } from '../credentials/refresh-decision.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES, readBoundedText } from './bounded-body.ts';
 
 export interface OAuth2TokenOptions {
@@ -124,12 +125,12 @@ export class OAuth2TokenSource {
       typeof body.expires_in === 'number' && body.expires_in > 0
         ? body.expires_in * 1000
         : Infinity;
-    const margin = Math.min(this.#options.refreshMarginMs ?? 60_000, lifetimeMs / 2);
     this.fetched++;
+    const lifetime = { issuedAtMs: now, expiresAtMs: now + lifetimeMs };
     const token = {
       value: body.access_token,
-      expiresAtMs: now + lifetimeMs,
-      refreshAtMs: now + lifetimeMs - margin,
+      expiresAtMs: lifetime.expiresAtMs,
+      refreshAtMs: refreshAtMs(lifetime, this.#options.refreshMarginMs ?? 60_000),
     };
     this.#token = token;
     return token;

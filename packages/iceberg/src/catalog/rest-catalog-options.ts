@@ -2,6 +2,7 @@ import type { RestCatalogAuth } from './catalog-auth.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from './bounded-body.ts';
 import { resolveRetry, type ResolvedRetry, type RetryOptions } from './retry-policy.ts';
 import type { FileIO } from '../io/file-io.ts';
+import type { S3ClientPoolOptions } from '../io/s3-client-pool.ts';
 import type { StorageCredential } from '../io/storage-credentials.ts';
 
 export interface RestCatalogOptions {
@@ -29,6 +30,11 @@ export interface RestCatalogOptions {
    * Default true; the scanner passes false for catalogs not configured as local.
    */
   readonly localFiles?: boolean;
+  /**
+   * The catalog's S3 clients, shared by every table it loads: bounds, credential refresh
+   * margin, default credentials (ADR 0019). Closed by `close()`.
+   */
+  readonly s3?: S3ClientPoolOptions;
   /** Builds the FileIO of a loaded table. Default: `TableFileIO` (file: and s3:). */
   readonly fileIO?: (
     properties: Readonly<Record<string, string>>,

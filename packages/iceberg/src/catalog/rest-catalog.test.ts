@@ -130,6 +130,17 @@ class FakeCatalog {
         'next-page-token': next,
       });
     }
+    m = /^\/v1\/wh1\/namespaces\/([^/]+)\/tables\/([^/]+)\/credentials$/.exec(url.pathname);
+    if (m !== null) {
+      return json(200, {
+        'storage-credentials': [
+          {
+            prefix: `s3://bucket/wh/${decodeURIComponent(m[2]!)}/`,
+            config: { 's3.access-key-id': 'fresh', 's3.session-token-expires-at-ms': '99' },
+          },
+        ],
+      });
+    }
     m = /^\/v1\/wh1\/namespaces\/([^/]+)\/tables\/([^/]+)$/.exec(url.pathname);
     if (m !== null) {
       const ns = this.namespaceKey(m[1]!);
@@ -264,6 +275,21 @@ describe('RestCatalog', () => {
 
     expect(await c.loadTable(id, { etag: outcome.table.etag! })).toEqual({ status: 'unchanged' });
     expect(fake.requests.at(-1)!.headers['if-none-match']).toBe('"v7"');
+  });
+
+  it("fetches a table's vended credentials again from its credentials endpoint", async () => {
+    const credentials = await catalog().loadCredentials({
+      catalog: 'lake',
+      namespace: ['a'],
+      name: 't1',
+    });
+    expect(credentials).toEqual([
+      {
+        prefix: 's3://bucket/wh/t1/',
+        config: { 's3.access-key-id': 'fresh', 's3.session-token-expires-at-ms': '99' },
+      },
+    ]);
+    expect(fake.requests.at(-1)!.path).toBe('/v1/wh1/namespaces/a/tables/t1/credentials');
   });
 
   it('retries 429 (honouring Retry-After) and 503, then succeeds', async () => {

@@ -7,7 +7,8 @@ import {
 } from '@icepack/types';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
 import type { FileIO } from '../io/file-io.ts';
-import type { StorageCredential } from '../io/storage-credentials.ts';
+import { S3ClientPool } from '../io/s3-client-pool.ts';
+import { credentialFor, type StorageCredential } from '../io/storage-credentials.ts';
 import { TableFileIO } from '../io/table-file-io.ts';
 import type { LoadedTable } from '../metadata/loaded-table.ts';
 import { tableModelFromWire } from '../metadata/to-table-model.ts';
@@ -62,7 +63,12 @@ export class RestCatalog {
   readonly options: ResolvedRestCatalogOptions;
   readonly #transport: RestTransport;
   readonly #tokens: OAuth2TokenSource | undefined;
-  readonly #fileIO: NonNullable<RestCatalogOptions['fileIO']>;
+  readonly #fileIO: (
+    properties: Readonly<Record<string, string>>,
+    credentials: readonly StorageCredential[],
+    id: TableId,
+  ) => FileIO;
+  readonly #s3: S3ClientPool;
   #config: Promise<CatalogConfig> | undefined;
 
   constructor(options: RestCatalogOptions) {
@@ -97,18 +103,62 @@ export class RestCatalog {
         return true;
       },
     });
+    this.#s3 = new S3ClientPool({
+      ...options.s3,
+      ...(options.now === undefined || options.s3?.now !== undefined ? {} : { now: options.now }),
+    });
     this.#fileIO =
       options.fileIO ??
-      ((
-        props: Readonly<Record<string, string>>,
-        credentials: readonly StorageCredential[],
-      ): FileIO =>
+      ((props, credentials, id): FileIO =>
         new TableFileIO({
           properties: props,
           storageCredentials: credentials,
           localFiles: options.localFiles ?? true,
           catalog: options.name,
+          s3Clients: this.#s3,
+          refreshCredentials: async (prefix) => {
+            const fresh = await this.loadCredentials(id);
+            const match = fresh.find((c) => c.prefix === prefix) ?? credentialFor(fresh, prefix);
+            return match === undefined ? undefined : { ...props, ...match.config };
+          },
         }));
+  }
+
+  /** The S3 clients this catalog's tables share (sizes and counts, for tests and metrics). */
+  get s3Clients(): S3ClientPool {
+    return this.#s3;
+  }
+
+  /** Closes the S3 clients of every table this catalog loaded. */
+  close(): void {
+    this.#s3.close();
+  }
+
+  /**
+   * `GET …/tables/{table}/credentials`: the table's vended storage credentials, fetched again
+   * when the ones of its load are about to expire.
+   */
+  async loadCredentials(id: TableId, signal?: AbortSignal): Promise<StorageCredential[]> {
+    const config = await this.config(signal);
+    const base = await this.#base(signal);
+    const body = await this.#json<{ 'storage-credentials'?: unknown }>({
+      method: 'GET',
+      path: `${base}/namespaces/${encodeNamespace(id.namespace, config.namespaceSeparator)}/tables/${encodeURIComponent(id.name)}/credentials`,
+      call: 'loadCredentials',
+      table: id,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const list = body['storage-credentials'];
+    if (!Array.isArray(list)) {
+      throw badResponse('loadCredentials', 'storage-credentials is not a list');
+    }
+    return list.map((raw: unknown) => {
+      const c = raw as { prefix?: unknown; config?: unknown };
+      if (typeof c.prefix !== 'string') {
+        throw badResponse('loadCredentials', 'a storage credential has no prefix');
+      }
+      return { prefix: c.prefix, config: stringMap(c.config, 'config', 'loadCredentials') };
+    });
   }
 
   /** OAuth2 tokens fetched so far (0 without OAuth2). */
@@ -276,7 +326,7 @@ export class RestCatalog {
       metadataLocation,
       metadata: tableModelFromWire(result.metadata),
       config: tableConfig,
-      io: this.#fileIO(tableConfig, credentials),
+      io: this.#fileIO(tableConfig, credentials, id),
       ...(etag === undefined ? {} : { etag }),
     };
     return { status: 'loaded', table, result };
@@ -321,10 +371,10 @@ function nextToken(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function stringMap(value: unknown, field: string): Record<string, string> {
+function stringMap(value: unknown, field: string, call = 'getConfig'): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value))
-    throw badResponse('getConfig', `${field} is not an object`);
+    throw badResponse(call, `${field} is not an object`);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
   return out;

@@ -1,4 +1,9 @@
-import { GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  S3Client,
+  S3ServiceException,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
 import type { FileIO } from './file-io.ts';
 
@@ -11,7 +16,12 @@ export const S3Properties = {
   accessKeyId: 's3.access-key-id',
   secretAccessKey: 's3.secret-access-key',
   sessionToken: 's3.session-token',
+  /** When vended credentials expire (epoch ms, Iceberg's `S3FileIOProperties`). */
+  sessionTokenExpiresAtMs: 's3.session-token-expires-at-ms',
 } as const;
+
+/** Static credentials, or a provider the SDK calls (and memoizes until `expiration`). */
+export type S3Credentials = NonNullable<S3ClientConfig['credentials']>;
 
 export interface S3FileIOOptions {
   /** Default: `us-east-1` (any region works against a custom endpoint). */
@@ -21,7 +31,7 @@ export interface S3FileIOOptions {
   /** Default: false (virtual-hosted style). */
   readonly pathStyle?: boolean;
   /** Default: the SDK's default credential chain. */
-  readonly credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  readonly credentials?: S3Credentials;
 }
 
 /** S3 options from Iceberg properties (`s3.endpoint`, `s3.access-key-id` …). */
@@ -58,6 +68,9 @@ export function parseS3Location(location: string): { bucket: string; key: string
 
 export class S3FileIO implements FileIO {
   readonly #client: S3Client;
+  /** Reads under way; a destroy waits for them (an evicted client may still be reading). */
+  #inFlight = 0;
+  #destroyed = false;
 
   constructor(options: S3FileIOOptions = {}) {
     this.#client = new S3Client({
@@ -88,6 +101,10 @@ export class S3FileIO implements FileIO {
     signal?: AbortSignal,
   ): Promise<Uint8Array> {
     const { bucket, key } = parseS3Location(location);
+    if (this.#destroyed) {
+      throw new IcebergError(IcebergErrorKind.io, 's3 client closed', { file: location });
+    }
+    this.#inFlight++;
     try {
       const result = await this.#client.send(
         new GetObjectCommand({
@@ -101,11 +118,17 @@ export class S3FileIO implements FileIO {
       return await result.Body.transformToByteArray();
     } catch (error) {
       throw s3Error(error, location);
+    } finally {
+      this.#inFlight--;
+      if (this.#destroyed && this.#inFlight === 0) this.#client.destroy();
     }
   }
 
+  /** Closes the client's connections, once the reads under way have ended. */
   destroy(): void {
-    this.#client.destroy();
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    if (this.#inFlight === 0) this.#client.destroy();
   }
 }
 

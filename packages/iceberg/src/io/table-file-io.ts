@@ -1,7 +1,8 @@
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
 import { schemeOf, type FileIO } from './file-io.ts';
 import { LocalFileIO } from './local-file-io.ts';
-import { S3FileIO, s3OptionsFromProperties } from './s3-file-io.ts';
+import { S3ClientPool, type RefreshS3Credentials } from './s3-client-pool.ts';
+import type { S3FileIO } from './s3-file-io.ts';
 import { credentialFor, type StorageCredential } from './storage-credentials.ts';
 
 export interface TableFileIOOptions {
@@ -17,6 +18,13 @@ export interface TableFileIOOptions {
   readonly localFiles?: boolean;
   /** The catalog's name, for the refusal's message. */
   readonly catalog?: string;
+  /**
+   * Where S3 clients come from. Default: a pool of this FileIO's own, closed by `destroy()`;
+   * a catalog passes its pool, shared by every table it loads (and closed by the catalog).
+   */
+  readonly s3Clients?: S3ClientPool;
+  /** Fetches the vended credentials of a prefix again (the catalog's credentials endpoint). */
+  readonly refreshCredentials?: (prefix: string) => ReturnType<RefreshS3Credentials>;
 }
 
 const S3_SCHEMES = new Set(['s3', 's3a', 's3n']);
@@ -28,11 +36,14 @@ const S3_SCHEMES = new Set(['s3', 's3a', 's3n']);
  */
 export class TableFileIO implements FileIO {
   readonly #local = new LocalFileIO();
-  readonly #s3 = new Map<string, S3FileIO>();
+  readonly #s3: S3ClientPool;
+  readonly #ownsPool: boolean;
   readonly #options: TableFileIOOptions;
 
   constructor(options: TableFileIOOptions = {}) {
     this.#options = options;
+    this.#ownsPool = options.s3Clients === undefined;
+    this.#s3 = options.s3Clients ?? new S3ClientPool();
   }
 
   async read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
@@ -68,19 +79,18 @@ export class TableFileIO implements FileIO {
 
   #s3For(location: string): S3FileIO {
     const credential = credentialFor(this.#options.storageCredentials ?? [], location);
-    const key = credential?.prefix ?? '';
-    let io = this.#s3.get(key);
-    if (io === undefined) {
-      io = new S3FileIO(
-        s3OptionsFromProperties({ ...this.#options.properties, ...credential?.config }),
-      );
-      this.#s3.set(key, io);
-    }
-    return io;
+    const refresh = this.#options.refreshCredentials;
+    return this.#s3.client(
+      { ...this.#options.properties, ...credential?.config },
+      credential?.prefix ?? '',
+      credential === undefined || refresh === undefined
+        ? undefined
+        : () => refresh(credential.prefix),
+    );
   }
 
+  /** Closes the S3 clients, unless they belong to a catalog's shared pool. */
   destroy(): void {
-    for (const io of this.#s3.values()) io.destroy();
-    this.#s3.clear();
+    if (this.#ownsPool) this.#s3.close();
   }
 }

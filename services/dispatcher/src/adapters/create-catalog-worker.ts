@@ -1,7 +1,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { RestCatalog } from '@icepack/iceberg';
-import { isLocalCatalog } from '@icepack/runtime';
-import type { Logger } from '@icepack/runtime';
+import { RestCatalog, restCatalogOptions } from '@icepack/iceberg';
+import {
+  catalogAccessProblems,
+  isLocalCatalog,
+  SecretResolutionError,
+  secretResolver,
+} from '@icepack/runtime';
+import type { CatalogAccessPolicy, Logger, SecretResolver } from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
 import { LocalRunner } from '../runners/local-runner.ts';
@@ -29,8 +34,8 @@ export interface CatalogWorkerDeps {
   readonly backoffMs: number;
   readonly timeoutMs: number;
   readonly quotaWaitMs: number;
-  /** Catalogs whose `file:` locations may be read here (`ICEPACK_LOCAL_CATALOGS`). Default none. */
-  readonly localCatalogs?: readonly string[];
+  /** How the figures read reaches the catalog: local catalogs, secret sources. */
+  readonly figures: FiguresAccess;
   /** Records the worker's runs and task events. Default none. */
   readonly metrics?: DispatchMetrics;
 }
@@ -45,19 +50,41 @@ function kube(): KubeConfig {
   return kubeConfig;
 }
 
+/** What the figures read may use to reach a catalog (the scanner's settings). */
+export interface FiguresAccess {
+  /** Catalogs whose `file:` locations may be read here (`ICEPACK_LOCAL_CATALOGS`). */
+  readonly localCatalogs: readonly string[];
+  /** Where `catalog.auth` secrets may come from (`ICEPACK_SECRET_ENV_PREFIX`, `…_SECRETS_DIR`). */
+  readonly policy: CatalogAccessPolicy;
+  /** Default: the process environment and files, within `policy`. */
+  readonly resolveSecret?: SecretResolver;
+  /** Per catalog request. Default 30 s. */
+  readonly timeoutMs?: number;
+}
+
 /**
- * The REST client the worker reads its before/after figures with. `file:` locations are read
- * only for catalogs configured as local, as in the scanner (docs/security.md). Catalog auth
- * for this read is not mapped yet (bearer/OAuth2 come with the REST client; issue 20): the
- * local stack's catalog needs none.
+ * The REST client the worker reads its before/after figures with: the catalog's URI,
+ * warehouse, properties and auth (bearer or OAuth2, secrets resolved here) exactly as the
+ * scanner builds it (`restCatalogOptions`), after the same access check. `file:` locations
+ * are read only for catalogs configured as local (docs/security.md).
  */
-export function figuresCatalog(catalog: Catalog, localCatalogs: readonly string[]): RestCatalog {
-  return new RestCatalog({
-    name: catalog.name,
-    uri: catalog.uri,
-    ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
-    localFiles: isLocalCatalog(catalog.name, localCatalogs),
-  });
+export function figuresCatalog(catalog: Catalog, access: FiguresAccess): RestCatalog {
+  const refused = catalogAccessProblems(catalog, access.policy);
+  if (refused.length > 0) {
+    throw new SecretResolutionError(
+      `catalog ${catalog.name} refused: ${refused.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+    );
+  }
+  return new RestCatalog(
+    restCatalogOptions(
+      catalog,
+      access.resolveSecret ?? secretResolver(process.env, access.policy),
+      {
+        timeoutMs: access.timeoutMs ?? 30_000,
+        localFiles: isLocalCatalog(catalog.name, access.localCatalogs),
+      },
+    ),
+  );
 }
 
 /** The worker of one bound catalog, with the runner and quota gate its binding names. */
@@ -83,7 +110,10 @@ export function createCatalogWorker(
     });
     quota = new LocalBudgetQuota({ redis: deps.redis });
   }
-  const rest = figuresCatalog(catalog, deps.localCatalogs ?? []);
+  // Built at the first read: a secret that cannot be resolved fails that read (logged as
+  // "table figures not read", naming the field), not the worker.
+  let rest: RestCatalog | undefined;
+  const figures = (): RestCatalog => (rest ??= figuresCatalog(catalog, deps.figures));
   const { metrics } = deps;
   const worker = new TaskWorker({
     binding,
@@ -91,7 +121,7 @@ export function createCatalogWorker(
     runner: metrics?.runner(runner) ?? runner,
     quota,
     sink: metrics?.sink(deps.sink) ?? deps.sink,
-    health: new CatalogTableHealth(() => rest),
+    health: new CatalogTableHealth(figures),
     catalog: {
       name: catalog.name,
       uri: catalog.uri,
@@ -108,5 +138,12 @@ export function createCatalogWorker(
       ? {}
       : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),
   });
-  return metrics?.worker(binding, worker) ?? worker;
+  const watched = metrics?.worker(binding, worker) ?? worker;
+  return {
+    start: () => watched.start(),
+    close: async () => {
+      await watched.close();
+      rest?.close(); // its S3 clients
+    },
+  };
 }

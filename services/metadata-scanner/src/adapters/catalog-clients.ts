@@ -1,12 +1,12 @@
-import { RestCatalog } from '@icepack/iceberg';
-import { catalogAccessProblems, SecretResolutionError } from '@icepack/runtime';
+import { RestCatalog, restCatalogOptions } from '@icepack/iceberg';
+import { catalogAccessProblems, isLocalCatalog, SecretResolutionError } from '@icepack/runtime';
 import type { CatalogAccessPolicy, SecretResolver } from '@icepack/runtime';
 import type { Catalog } from '@icepack/types';
-import { catalogClientOptions } from '../domain/catalog-client-options.ts';
 
 /**
  * One REST client per catalog, rebuilt when the catalog's definition changes (a new URI
- * or credentials must take effect without a restart).
+ * or credentials must take effect without a restart). Each client keeps its OAuth2 token and
+ * its S3 clients across scans (ADR 0019); a replaced or dropped client is closed.
  */
 export class CatalogClients {
   readonly #clients = new Map<string, { definition: string; client: RestCatalog }>();
@@ -43,16 +43,25 @@ export class CatalogClients {
         `catalog ${catalog.name} refused: ${refused.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
       );
     }
-    const client = new RestCatalog({
-      ...catalogClientOptions(catalog, this.#resolveSecret, this.#timeoutMs, this.#localCatalogs),
-      maxResponseBytes: this.#maxResponseBytes,
-    });
+    const client = new RestCatalog(
+      restCatalogOptions(catalog, this.#resolveSecret, {
+        timeoutMs: this.#timeoutMs,
+        localFiles: isLocalCatalog(catalog.name, this.#localCatalogs),
+        maxResponseBytes: this.#maxResponseBytes,
+      }),
+    );
+    // The old client's S3 connections close once its reads under way have ended.
+    existing?.client.close();
     this.#clients.set(catalog.name, { definition, client });
     return client;
   }
 
-  /** Drops clients of catalogs no longer active. */
+  /** Drops (and closes) clients of catalogs no longer active. */
   retain(names: ReadonlySet<string>): void {
-    for (const name of this.#clients.keys()) if (!names.has(name)) this.#clients.delete(name);
+    for (const [name, { client }] of this.#clients) {
+      if (names.has(name)) continue;
+      client.close();
+      this.#clients.delete(name);
+    }
   }
 }

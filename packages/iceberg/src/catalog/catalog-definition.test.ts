@@ -1,23 +1,23 @@
 import { parseCatalog, type SecretRef } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { isLocalCatalog } from '@icepack/runtime';
-import { catalogClientOptions } from './catalog-client-options.ts';
+import { restCatalogOptions } from './catalog-definition.ts';
 
 const secrets: Record<string, string> = { TOKEN: 't0k', SECRET: 's3cr3t' };
 const resolve = (ref: SecretRef) => ('env' in ref ? secrets[ref.env]! : 'from-file');
 
-describe('catalogClientOptions', () => {
-  it('reads file: locations only for catalogs configured as local (issue 16)', () => {
-    const remote = parseCatalog({ name: 'prod', type: 'rest', uri: 'https://c.example.com' });
-    expect(catalogClientOptions(remote, resolve, 5_000).localFiles).toBe(false);
-    expect(catalogClientOptions(remote, resolve, 5_000, ['dev']).localFiles).toBe(false);
-    expect(catalogClientOptions(remote, resolve, 5_000, ['dev', 'prod']).localFiles).toBe(true);
-    expect(isLocalCatalog('anything', ['*'])).toBe(true);
-    expect(isLocalCatalog('prod', [])).toBe(false);
+const remote = { timeoutMs: 5_000, localFiles: false };
+
+describe('restCatalogOptions', () => {
+  it('reads file: locations only when told the catalog is local (issue 16)', () => {
+    const catalog = parseCatalog({ name: 'prod', type: 'rest', uri: 'https://c.example.com' });
+    expect(restCatalogOptions(catalog, resolve, remote).localFiles).toBe(false);
+    expect(restCatalogOptions(catalog, resolve, { ...remote, localFiles: true }).localFiles).toBe(
+      true,
+    );
   });
 
   it('passes URI, warehouse and properties and resolves a bearer token reference', () => {
-    const options = catalogClientOptions(
+    const options = restCatalogOptions(
       parseCatalog({
         name: 'prod',
         type: 'rest',
@@ -27,7 +27,7 @@ describe('catalogClientOptions', () => {
         properties: { 'header.x': '1' },
       }),
       resolve,
-      5_000,
+      { ...remote, maxResponseBytes: 1024 },
     );
     expect(options).toMatchObject({
       name: 'prod',
@@ -36,11 +36,12 @@ describe('catalogClientOptions', () => {
       properties: { 'header.x': '1' },
       auth: { type: 'bearer', token: 't0k' },
       timeoutMs: 5_000,
+      maxResponseBytes: 1024,
     });
   });
 
   it('builds the OAuth2 credential as client_id:client_secret', () => {
-    const options = catalogClientOptions(
+    const options = restCatalogOptions(
       parseCatalog({
         name: 'prod',
         type: 'rest',
@@ -48,7 +49,7 @@ describe('catalogClientOptions', () => {
         auth: { type: 'oauth2', clientId: 'icepack', clientSecret: { env: 'SECRET' }, scope: 'x' },
       }),
       resolve,
-      1,
+      remote,
     );
     expect(options.auth).toEqual({ type: 'oauth2', credential: 'icepack:s3cr3t', scope: 'x' });
   });

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A second Apache Iceberg REST catalog whose warehouse is on the local S3 store (s3.sh):
+# the same runnable iceberg-open-api jar as catalog.sh (it bundles Iceberg's S3FileIO and the
+# AWS SDK), its own SQLite file, `s3://$ICEPACK_S3_BUCKET/warehouse` through S3FileIO with
+# path-style access to moto. Not started by infra.sh `up` yet.
+# Usage: s3-catalog.sh install|start|stop|status|wait|up
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+here="$(dirname "${BASH_SOURCE[0]}")"
+jar="$ICEPACK_CACHE/jars/iceberg-open-api-$ICEPACK_ICEBERG_VERSION.jar"
+catalog_dir="$ICEPACK_RUN/s3-catalog"
+pidfile="$catalog_dir/s3-catalog.pid"
+logfile="$ICEPACK_LOGS/s3-catalog.log"
+uri="http://127.0.0.1:$ICEPACK_S3_CATALOG_PORT"
+
+cmd_install() {
+  bash "$here/catalog.sh" install
+  bash "$here/s3.sh" install
+}
+
+healthy() {
+  curl -fsS -o /dev/null --max-time 5 "$uri/v1/config"
+}
+
+cmd_start() {
+  command -v curl >/dev/null || die "curl is required"
+  cmd_install
+  bash "$here/s3.sh" up >/dev/null
+  lock "$ICEPACK_RUN/.s3-catalog.lock"
+  if instance_running s3-catalog "$pidfile" "$ICEPACK_S3_CATALOG_PORT"; then
+    log "s3-catalog: already running (pid $(cat "$pidfile")) on $uri"
+    return 0
+  fi
+  port_open "$ICEPACK_S3_CATALOG_PORT" && die "port $ICEPACK_S3_CATALOG_PORT is taken (ICEPACK_S3_CATALOG_PORT)"
+  mkdir -p "$catalog_dir"
+  record_port "$pidfile" "$ICEPACK_S3_CATALOG_PORT"
+  log "s3-catalog: starting the REST catalog on s3://$ICEPACK_S3_BUCKET/warehouse at $uri (log: $logfile)"
+  # CATALOG_* become catalog properties: `__` → `-`, `_` → `.` (CATALOG_IO__IMPL → io-impl).
+  # moto accepts any key; the server's S3FileIO takes them from the AWS environment.
+  CATALOG_REST_PORT="$ICEPACK_S3_CATALOG_PORT" \
+    CATALOG_CLIENTS=1 \
+    CATALOG_WAREHOUSE="s3://$ICEPACK_S3_BUCKET/warehouse" \
+    CATALOG_URI="jdbc:sqlite:$catalog_dir/catalog.db" \
+    CATALOG_JDBC_USER=icepack \
+    CATALOG_JDBC_PASSWORD=icepack \
+    CATALOG_IO__IMPL=org.apache.iceberg.aws.s3.S3FileIO \
+    CATALOG_S3_ENDPOINT="http://127.0.0.1:$ICEPACK_S3_PORT" \
+    CATALOG_S3_PATH__STYLE__ACCESS=true \
+    CATALOG_CLIENT_REGION=us-east-1 \
+    AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=icepack AWS_SECRET_ACCESS_KEY=icepack \
+    daemonize "$pidfile" "$logfile" java -Xms64m -Xmx384m -XX:+UseSerialGC \
+    -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true -jar "$jar"
+}
+
+cmd_wait() {
+  local i
+  for ((i = 0; i < 90; i++)); do
+    if healthy 2>/dev/null; then return 0; fi
+    if [[ -f "$pidfile" ]] && ! pid_alive "$pidfile"; then
+      die "s3-catalog exited during start-up (log: $logfile)"
+    fi
+    sleep 1
+  done
+  die "s3-catalog on $uri not healthy after 90s (log: $logfile)"
+}
+
+cmd_stop() {
+  stop_pidfile s3-catalog "$pidfile" 30
+}
+
+cmd_status() {
+  if healthy 2>/dev/null; then
+    echo "s3-catalog healthy  $uri  warehouse: s3://$ICEPACK_S3_BUCKET/warehouse  log: $logfile"
+  else
+    echo "s3-catalog down     $uri  log: $logfile"
+    return 1
+  fi
+}
+
+cmd_up() {
+  cmd_start
+  cmd_wait
+  cmd_status
+}
+
+run_subcommand "s3-catalog.sh install|start|stop|status|wait|up" "$@"
