@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolvePolicy } from './policy.ts';
+import { resolvePolicy } from '@icepack/policy';
 import { cleanupRule, mergeRule, sortRule, type PendingTasks } from './rules.ts';
 import { tableState } from './state-fixtures.ts';
 

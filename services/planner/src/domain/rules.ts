@@ -1,7 +1,7 @@
 // The maintenance rules of maintenance-rules.md as pure functions. "Above" is strictly
 // greater (>): a table exactly at a threshold gets no task.
 import type { TableState, TaskType } from '@icepack/types';
-import type { Policy } from './policy.ts';
+import type { Policy } from '@icepack/policy';
 
 /** Where a task of a type is: waiting (also delayed) or active (running). */
 export const PendingStatus = { waiting: 'waiting', active: 'active' } as const;
