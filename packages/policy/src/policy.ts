@@ -43,6 +43,8 @@ export interface Policy {
   readonly minSnapshotsToKeep: number;
   readonly minInputFiles: number;
   readonly perFileDeleteThreshold: number;
+  /** Commits since the last rewrite that trigger a merge by themselves; null = no such trigger. */
+  readonly mergeMaxCommits: number | null;
   /** Least time from a task's success to the next task of its type, in milliseconds. */
   readonly minIntervalMs: {
     readonly cleanup: number;
@@ -285,6 +287,7 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
       icepack(PolicyKeys.perFileDeleteThreshold),
       positive,
     ),
+    mergeMaxCommits: pick<number | null>(null, icepack(PolicyKeys.mergeMaxCommits), positive),
     minIntervalMs: {
       cleanup: pick(
         PolicyDefaults.minIntervalMs.cleanup,

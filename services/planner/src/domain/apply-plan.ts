@@ -21,6 +21,7 @@ const TYPE_OF_KEY: Readonly<Record<PolicyKey, TaskType>> = {
   [PolicyKeys.minSnapshotsToKeep]: TaskType.cleanup,
   [PolicyKeys.sortColumns]: TaskType.sort,
   [PolicyKeys.zorderColumns]: TaskType.sort,
+  [PolicyKeys.mergeMaxCommits]: TaskType.merge,
   [PolicyKeys.minInputFiles]: TaskType.merge,
   [PolicyKeys.perFileDeleteThreshold]: TaskType.merge,
   [PolicyKeys.cleanupMinInterval]: TaskType.cleanup,
