@@ -96,7 +96,9 @@ runService(
     );
 
     // Each catalog's policy, from its definition: every replica needs every catalog, so a
-    // group of its own read from the start (the topic is compacted). Read before planning.
+    // group of its own read from the start (the topic is compacted). Started beside the
+    // table-state consumer: a state planned before its catalog's definition is read uses the
+    // default, and the plan reports the mismatch (docs/planner.md).
     const catalogsConsumer = new EnvelopeConsumer(kafka, {
       groupId: `icepack-planner-catalogs-${hostname()}-${String(process.pid)}`,
       topics: [config.ICEPACK_PLANNER_CATALOGS_TOPIC],
@@ -111,10 +113,6 @@ runService(
       tracer: telemetry.tracer,
     });
     lifecycle.onShutdown('catalogs consumer', () => catalogsConsumer.stop());
-    await retryUntil(() => catalogsConsumer.start(), {
-      ...retry,
-      what: 'start the catalogs consumer',
-    });
 
     const consumer = new EnvelopeConsumer(kafka, {
       groupId: config.ICEPACK_PLANNER_GROUP_ID,
@@ -126,7 +124,10 @@ runService(
       ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());
-    await consumer.start();
+    await Promise.all([
+      retryUntil(() => catalogsConsumer.start(), { ...retry, what: 'start the catalogs consumer' }),
+      consumer.start(),
+    ]);
 
     // When each task type last succeeded: from the task outcomes (decision 0005).
     const outcomes = new EnvelopeConsumer(kafka, {
