@@ -223,7 +223,7 @@ def rewrite_options(params: dict[str, Any], max_concurrent_groups: int | None) -
 
 
 # The table's own policy, read from its properties by the same rules as the planner's
-# (services/planner/src/domain/policy-keys.ts and policy.ts; a unit test keeps the keys equal).
+# (packages/policy/src/policy-keys.ts and policy.ts; a unit test keeps the keys equal).
 # Catalog-wide settings are not seen here: they reach the planner over Kafka, which the job
 # does not trust (docs/decisions/0013-job-trusts-the-table.md).
 ENABLED_KEY = "icepack.enabled"

@@ -125,13 +125,6 @@ export {
 } from './manifest/read-manifests.ts';
 
 export { computeTableState, type ComputeTableStateOptions } from './health/compute-table-state.ts';
-export {
-  TableProperties,
-  DEFAULT_TARGET_FILE_SIZE_BYTES,
-  MIN_FILE_SIZE_RATIO,
-  minFileSizeBytes,
-  type PropertyProblem,
-} from './health/table-properties.ts';
 export { SIZE_HISTOGRAM_BOUNDS } from './health/size-histogram.ts';
 export { renderPartitionValue } from './health/partition-text.ts';
 export { clearCompiledReaders } from './manifest/schema-projection.ts';

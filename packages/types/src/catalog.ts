@@ -20,6 +20,12 @@ export const catalogAuthSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+export const catalogPolicySchema = z.strictObject({
+  settings: stringMap.default({}),
+  namespaces: z.record(z.string().min(1), stringMap).default({}),
+});
+export type CatalogPolicyDefinition = z.output<typeof catalogPolicySchema>;
+
 /**
  * An Iceberg REST catalog Icepack maintains. Holds secret references only, so it may be
  * published on `icepack.catalogs` and logged. Unknown keys are rejected (API body).
@@ -38,6 +44,13 @@ export const catalogSchema = z.strictObject({
   probeCredentials: z.boolean().optional(),
   /** Extra catalog client properties; secrets are not allowed here. */
   properties: stringMap.superRefine(rejectInlineSecrets).default({}),
+  /**
+   * Maintenance policy above the tables (`icepack.*` keys, docs/planner.md): catalog-wide
+   * `settings`, and per namespace (dotted name) settings that override them. A table's own
+   * properties override both. The values are checked by `@icepack/policy` where a catalog is
+   * defined (the provisioner); this schema checks the shape.
+   */
+  policy: catalogPolicySchema.optional(),
 });
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;

@@ -154,6 +154,7 @@ export {
 } from './secret-ref.ts';
 export {
   catalogSchema,
+  catalogPolicySchema,
   catalogSparkConf,
   parseCatalog,
   catalogAuthSchema,
@@ -161,6 +162,7 @@ export {
   type Catalog,
   type CatalogInput,
   type CatalogAuth,
+  type CatalogPolicyDefinition,
 } from './catalog.ts';
 export {
   InvalidQuantityError,

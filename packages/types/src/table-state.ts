@@ -60,7 +60,11 @@ export const fileFiguresSchema = z.object({
   records: count,
   smallFiles: count,
   smallFileBytes: count,
-  /** The min file size the scanner applied (the policy's, else 75 % of the target size). */
+  /**
+   * The bound the scanner measured with: the `minFileSizeBytes` of the policy it resolved
+   * (`@icepack/policy`). The planner reports a state measured under another bound than the one
+   * in force.
+   */
   smallFileThresholdBytes: count,
   positionDeleteFiles: count,
   equalityDeleteFiles: count,

@@ -6,7 +6,11 @@ import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
 
 const step = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-/** `{"prod": {"icepack.small-file-threshold": "40"}}`: catalog-wide `icepack.*` settings. */
+/**
+ * `{"prod": {"icepack.small-file-threshold": "40"}}`: the deployment default of a catalog's
+ * `icepack.*` settings, for a catalog whose definition has no `policy` (the scanner does not
+ * see it: prefer the catalog definition).
+ */
 const catalogPolicy = z
   .string()
   .transform((text, ctx) => {
@@ -29,6 +33,8 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_GROUP_ID: z.string().min(1).default('icepack-planner'),
   ICEPACK_PLANNER_TABLE_STATE_TOPIC: z.string().min(1).default(Topics.tableState),
   ICEPACK_PLANNER_TASK_EVENTS_TOPIC: z.string().min(1).default(Topics.taskEvents),
+  /** Catalog definitions (their maintenance policy). */
+  ICEPACK_PLANNER_CATALOGS_TOPIC: z.string().min(1).default(Topics.catalogs),
   /** Where table states that cannot be handled go (tests keep theirs apart). */
   ICEPACK_PLANNER_DLQ_TOPIC: z.string().min(1).default(Topics.dlq),
   /** Partitions of the table-state topic handled at once (order per table is kept). */

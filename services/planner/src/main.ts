@@ -1,4 +1,5 @@
 // Composition root of the planner: config → telemetry → logger → clients → HTTP → start → drain.
+import { hostname } from 'node:os';
 import {
   ensureTopics,
   EnvelopeConsumer,
@@ -9,6 +10,7 @@ import {
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
+import { CatalogPolicies } from './adapters/catalog-policies.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
@@ -51,7 +53,7 @@ runService(
     lifecycle.onShutdown('task queues', () => queue.close());
     const states = new TableStateStore({ connection: redis.redis });
     const scores = scoreOptions(config);
-    const catalogPolicy = config.ICEPACK_PLANNER_CATALOG_POLICY;
+    const catalogPolicies = new CatalogPolicies(config.ICEPACK_PLANNER_CATALOG_POLICY);
     const lastSucceeded = new LastSucceededStore({ connection: redis.redis });
     const ledger = new LedgerStore({
       connection: redis.redis,
@@ -67,7 +69,7 @@ runService(
       events: new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC),
       logger,
       scoreOptions: scores,
-      catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
+      catalogPolicy: (catalog) => catalogPolicies.policyOf(catalog),
     });
     http.app.use(
       '/v1',
@@ -86,11 +88,31 @@ runService(
       () =>
         ensureTopics(kafka, [
           { ...TopicSpecs.tableState, name: config.ICEPACK_PLANNER_TABLE_STATE_TOPIC },
+          { ...TopicSpecs.catalogs, name: config.ICEPACK_PLANNER_CATALOGS_TOPIC },
           { ...TopicSpecs.taskEvents, name: config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC },
           { ...TopicSpecs.dlq, name: config.ICEPACK_PLANNER_DLQ_TOPIC },
         ]),
       { ...retry, what: 'create the Kafka topics' },
     );
+
+    // Each catalog's policy, from its definition: every replica needs every catalog, so a
+    // group of its own read from the start (the topic is compacted). Started beside the
+    // table-state consumer: a state planned before its catalog's definition is read uses the
+    // default, and the plan reports the mismatch (docs/planner.md).
+    const catalogsConsumer = new EnvelopeConsumer(kafka, {
+      groupId: `icepack-planner-catalogs-${hostname()}-${String(process.pid)}`,
+      topics: [config.ICEPACK_PLANNER_CATALOGS_TOPIC],
+      handlers: {
+        CatalogDefined: (message) => catalogPolicies.set(message.payload.name, message.payload),
+      },
+      onTombstone: (key) => {
+        if (key !== null) catalogPolicies.set(key, undefined);
+      },
+      producer,
+      fromBeginning: true,
+      tracer: telemetry.tracer,
+    });
+    lifecycle.onShutdown('catalogs consumer', () => catalogsConsumer.stop());
 
     const consumer = new EnvelopeConsumer(kafka, {
       groupId: config.ICEPACK_PLANNER_GROUP_ID,
@@ -102,7 +124,10 @@ runService(
       ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());
-    await consumer.start();
+    await Promise.all([
+      retryUntil(() => catalogsConsumer.start(), { ...retry, what: 'start the catalogs consumer' }),
+      consumer.start(),
+    ]);
 
     // When each task type last succeeded: from the task outcomes (decision 0005).
     const outcomes = new EnvelopeConsumer(kafka, {

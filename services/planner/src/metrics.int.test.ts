@@ -18,7 +18,9 @@ const topics = {
   state: `test.planner-metrics.${suffix}.table-state`,
   events: `test.planner-metrics.${suffix}.task-events`,
   dlq: `test.planner-metrics.${suffix}.dlq`,
+  catalogs: `test.planner-metrics.${suffix}.catalogs`,
 };
+const policyCatalog = `policy-${suffix}`;
 const token = 'test-token-0123456789abcdef';
 const logger = createLogger({ service: 'planner-metrics-test', level: 'silent' });
 
@@ -44,6 +46,7 @@ beforeAll(async () => {
       ICEPACK_PLANNER_TABLE_STATE_TOPIC: topics.state,
       ICEPACK_PLANNER_TASK_EVENTS_TOPIC: topics.events,
       ICEPACK_PLANNER_DLQ_TOPIC: topics.dlq,
+      ICEPACK_PLANNER_CATALOGS_TOPIC: topics.catalogs,
       ICEPACK_PLANNER_QUEUE_METRICS_INTERVAL: '500ms',
     },
   });
@@ -69,8 +72,12 @@ afterAll(async () => {
   await queue.obliterate({ force: true });
   await queue.close();
   // The planner's shared state keys: only this test's table and catalog.
-  await redis.hdel('icepack:planner:table-states', tableKey(sampleTableId({ catalog, name: 't' })));
-  await redis.srem('icepack:planner:catalogs', catalog);
+  await redis.hdel(
+    'icepack:planner:table-states',
+    tableKey(sampleTableId({ catalog, name: 't' })),
+    tableKey(sampleTableId({ catalog: policyCatalog, name: 'p' })),
+  );
+  await redis.srem('icepack:planner:catalogs', catalog, policyCatalog);
   await redis.quit();
 });
 
@@ -135,5 +142,53 @@ describe('planner metrics on /metrics', () => {
     );
     expect(body).not.toContain(tableKey(sampleTableId({ catalog, name: 't' })));
     expect((await fetch(`${planner.url}/v1/catalogs`)).status).toBe(401);
+  });
+});
+
+// Not a metric, but the same planner process: the policy comes from the catalog definition on
+// the catalogs topic (issue 17), with its namespace override, and a state measured under
+// another small-file bound is reported in the explanation.
+describe('planner policy from the catalog definition', () => {
+  it('resolves table > namespace > catalog from icepack.catalogs and reports a state measured under another bound', async () => {
+    const MiB = 1024 * 1024;
+    await producer.publish(topics.catalogs, 'CatalogDefined', policyCatalog, {
+      name: policyCatalog,
+      type: 'rest',
+      uri: infra.catalogUri,
+      auth: { type: 'none' },
+      properties: {},
+      policy: {
+        settings: { 'icepack.small-file-threshold': '40' },
+        namespaces: { sales: { 'icepack.target-file-size-bytes': String(128 * MiB) } },
+      },
+    });
+    const table = sampleTableId({ catalog: policyCatalog, name: 'p' });
+    // Measured as the old scanner did for this table: files under 384 MiB counted as small.
+    const state = tableState({}, { table });
+    expect(state.files.smallFileThresholdBytes).toBe(384 * MiB);
+    await producer.publish(topics.state, 'TableScanned', tableKey(table), state);
+
+    const path = `/v1/tables/${encodeURIComponent(tableKey(table))}/plan`;
+    interface Plan {
+      policy?: { smallFileThreshold: number; minFileSizeBytes: number };
+      problems?: { key: string; source: string; value: string }[];
+    }
+    let plan: Plan = {};
+    await until('the plan to use the catalog definition’s policy', async () => {
+      const response = await fetch(`${planner.url}${path}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      if (response.status !== 200) return false;
+      plan = (await response.json()) as Plan;
+      return plan.policy?.smallFileThreshold === 40;
+    });
+    expect(plan.policy).toMatchObject({ smallFileThreshold: 40, minFileSizeBytes: 96 * MiB });
+    expect(plan.problems).toEqual([
+      expect.objectContaining({
+        key: 'icepack.min-file-size-bytes',
+        source: 'scan',
+        value: String(384 * MiB),
+      }),
+    ]);
   });
 });

@@ -16,7 +16,7 @@ import { TableStateStore } from './adapters/state-store.ts';
 import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { planTable } from './domain/plan.ts';
-import { resolvePolicy } from './domain/policy.ts';
+import { resolvePolicy } from '@icepack/policy';
 import { DEFAULT_SCORE_OPTIONS, withAging, type ScoreOptions } from './domain/score.ts';
 import { tableState, type StateFigures } from './domain/state-fixtures.ts';
 

@@ -89,3 +89,38 @@ describe('provisioner API: group Spark settings (issue 16, finding 4)', () => {
     cleanups.push(() => p.api('DELETE', `/v1/resource-groups/ok-${suffix}`));
   });
 });
+
+describe('provisioner API: a catalog’s maintenance policy (issue 17)', () => {
+  it('refuses an unknown key or an unreadable value with 400 naming the field; keeps a good policy in the definition', async () => {
+    const p = await startTestProvisioner({
+      infra,
+      cluster: new LocalCluster({ allocatable: { cpuMillis: 4000, memoryBytes: 16 * 2 ** 30 } }),
+    });
+    cleanups.push(() => p.stop());
+    const name = `policy-${randomUUID().slice(0, 8)}`;
+    const catalog = (policy: object) => ({ name, type: 'rest', uri: infra.catalogUri, policy });
+    const bad = await p.api(
+      'POST',
+      '/v1/catalogs',
+      catalog({
+        settings: { 'icepack.snapshot-threshold': 'lots' },
+        namespaces: { 'sales.eu': { 'icepack.small-files-threshold': '5' } },
+      }),
+    );
+    expect(bad.status, JSON.stringify(bad.body)).toBe(400);
+    expect((bad.body.fields ?? []).map((f) => f.path)).toEqual([
+      'policy.settings["icepack.snapshot-threshold"]',
+      'policy.namespaces["sales.eu"]["icepack.small-files-threshold"]',
+    ]);
+    expect((await p.api('GET', `/v1/catalogs/${name}`)).status).toBe(404);
+
+    const policy = {
+      settings: { 'icepack.small-file-threshold': '40' },
+      namespaces: { 'sales.eu': { 'icepack.target-file-size-bytes': String(128 * 2 ** 20) } },
+    };
+    const created = await p.api('POST', '/v1/catalogs', catalog(policy));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    cleanups.push(() => p.api('DELETE', `/v1/catalogs/${name}`));
+    expect((await p.api('GET', `/v1/catalogs/${name}`)).body).toMatchObject({ policy });
+  });
+});

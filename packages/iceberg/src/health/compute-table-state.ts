@@ -30,7 +30,7 @@ import {
 import { countDanglingDeletes } from './dangling-deletes.ts';
 import { renderPartition } from './partition-text.ts';
 import { toSizeBuckets } from './size-histogram.ts';
-import { minFileSizeBytes, type PropertyProblem } from './table-properties.ts';
+import { formatProblem, resolvePolicy, type PolicyProblem } from '@icepack/policy';
 
 export interface ComputeTableStateOptions {
   /** The table's last state: when its metadata location is unchanged nothing is read. */
@@ -40,16 +40,20 @@ export interface ComputeTableStateOptions {
    * again. Default: a new cache (everything is read).
    */
   readonly cache?: ManifestCache;
-  /** The policy's min file size; `icepack.min-file-size-bytes` on the table wins. */
-  readonly minFileSizeBytes?: number;
+  /**
+   * Files below this size count as small: the resolved policy's `minFileSizeBytes`
+   * (`@icepack/policy`, with the catalog's and namespace's layers). Default: that policy
+   * resolved from the table's own properties alone.
+   */
+  readonly smallFileThresholdBytes?: number;
   /** When each task type last ran (from the planner/dispatcher); default: the previous state's. */
   readonly lastMaintenance?: TableState['lastMaintenance'];
   /** Partitions listed, worst first. Default and maximum: `MAX_TABLE_STATE_PARTITIONS`. */
   readonly maxPartitions?: number;
   /** Manifests read at once. Default: 8. */
   readonly concurrency?: number;
-  /** Told about a table property that could not be used (its default applied). */
-  readonly onPropertyProblem?: (problem: PropertyProblem) => void;
+  /** Told about a table property that could not be used, when the default above resolves it. */
+  readonly onPropertyProblem?: (problem: PolicyProblem, text: string) => void;
   readonly now?: () => Date;
   readonly signal?: AbortSignal;
 }
@@ -83,11 +87,7 @@ export async function computeTableState(
 
   const metadata = loaded.metadata;
   const cache = options.cache ?? new ManifestCache();
-  const threshold = minFileSizeBytes(
-    metadata.properties,
-    options.minFileSizeBytes,
-    options.onPropertyProblem,
-  );
+  const threshold = options.smallFileThresholdBytes ?? ownPolicyThreshold(metadata, options);
   const totals = await aggregateSnapshot(loaded, threshold, cache, options);
 
   const state: TableState = {
@@ -128,6 +128,16 @@ export async function computeTableState(
   };
   // The planner trusts this message: check the contract here rather than downstream.
   return tableStateSchema.parse(state);
+}
+
+/** Measuring does not decide: the bound comes from the one policy resolution. */
+function ownPolicyThreshold(
+  metadata: TableMetadataModel,
+  options: ComputeTableStateOptions,
+): number {
+  const { policy, problems } = resolvePolicy(metadata.properties);
+  for (const problem of problems) options.onPropertyProblem?.(problem, formatProblem(problem));
+  return policy.minFileSizeBytes;
 }
 
 async function aggregateSnapshot(

@@ -33,7 +33,7 @@ export class CatalogTableHealth implements TableHealthReader {
     if (outcome.status !== 'loaded') throw new Error('catalog answered 304 without an ETag');
     const state = await computeTableState(
       outcome.table,
-      minFileSizeBytes === undefined ? {} : { minFileSizeBytes },
+      minFileSizeBytes === undefined ? {} : { smallFileThresholdBytes: minFileSizeBytes },
     );
     return healthFromState(state);
   }

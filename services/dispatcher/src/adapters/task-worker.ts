@@ -14,6 +14,7 @@ import {
   type TaskStatus,
 } from '@icepack/types';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import {
   sizeJob,
   type JobSize,
@@ -106,9 +107,6 @@ interface Run {
   /** The runner's name of (task run, attempt): the events' `runId`. */
   readonly runId: string;
 }
-
-/** Longest wait before a run whose state is unknown is followed again. */
-const MAX_UNKNOWN_BACKOFF_MS = 5 * 60_000;
 
 /** What is known of the attempt's run while it is being dispatched. */
 interface Progress {
@@ -499,15 +497,15 @@ export class TaskWorker {
     const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
     this.#o.logger.warn({ err: cause, taskId: run.task.id, runId: run.runId }, 'runner error');
     await this.#release(run, progress);
-    if (errors >= this.#o.maxAttempts) return this.#giveUp(run, error, progress.before);
-    const delay = this.#o.backoffMs * 2 ** (errors - 1);
+    const next = afterRunnerError(error, errors, this.#o);
+    if (next.action === 'give-up') return this.#giveUp(run, next.error, progress.before);
     return this.#retryLater(
       run,
       'updated',
       { [Field.runnerErrors]: String(errors) },
       error,
-      delay,
-      `runner error ${String(errors)} of ${String(this.#o.maxAttempts)}: the same run again in ${String(Math.round(delay / 1000))}s`,
+      next.delayMs,
+      next.reason,
     );
   }
 
@@ -523,30 +521,19 @@ export class TaskWorker {
   async #unknownRun(run: Run, cause: Error, errors: number, progress: Progress): Promise<void> {
     const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
     this.#log(run).warn({ err: cause, errors }, 'runner error: the run state is unknown');
-    if (Date.now() - progress.startedAt >= this.#o.timeoutMs) {
+    const next = afterUnknownRun(error, errors, Date.now() - progress.startedAt, this.#o);
+    if (next.action === 'give-up') {
       await this.#release(run, progress);
-      return this.#giveUp(
-        run,
-        {
-          ...error,
-          retryable: false,
-          message: `run state unknown past the task timeout: ${cause.message}`,
-        },
-        progress.before,
-      );
+      return this.#giveUp(run, next.error, progress.before);
     }
-    const delay = Math.min(
-      this.#o.backoffMs * 2 ** (errors - 1),
-      Math.max(this.#o.backoffMs, MAX_UNKNOWN_BACKOFF_MS),
-    );
     await this.#o.connection.hset(this.#jobKey(run.job), Field.runnerErrors, String(errors));
     await this.#event(run.task, 'retrying', {
       attempt: run.attempt,
       runId: run.runId,
       error,
-      reason: `runner error ${String(errors)}: the run's state is unknown; it counts as running and is followed again in ${String(Math.round(delay / 1000))}s`,
+      reason: next.reason,
     });
-    await sleep(delay);
+    await sleep(next.delayMs);
   }
 
   async #rescan(task: Task): Promise<void> {
@@ -560,15 +547,15 @@ export class TaskWorker {
   /** A failed run: a retryable failure with attempts left is tried again as a new attempt. */
   #failed(run: Run, error: TaskError, before: HealthFigures | undefined): Promise<never> {
     const { attempt } = run;
-    if (!error.retryable || attempt >= this.#o.maxAttempts) return this.#giveUp(run, error, before);
-    const delay = this.#o.backoffMs * 2 ** (attempt - 1);
+    const next = afterFailedRun(error, attempt, this.#o);
+    if (next.action === 'give-up') return this.#giveUp(run, next.error, before);
     return this.#retryLater(
       run,
       'retrying',
       { [Field.attempt]: String(attempt + 1), [Field.runnerErrors]: '0' },
       error,
-      delay,
-      `retry ${String(attempt + 1)} of ${String(this.#o.maxAttempts)} in ${String(Math.round(delay / 1000))}s`,
+      next.delayMs,
+      next.reason,
     );
   }
 

@@ -1,3 +1,4 @@
+import { formatProblem, policyLayers, resolvePolicy } from '@icepack/policy';
 import { computeTableState, isIcebergError, type ManifestCache } from '@icepack/iceberg';
 import { UnrecoverableMessageError, type EnvelopeProducer } from '@icepack/runtime';
 import { formatTableName, tableKey, type ScanRequest, type TableId } from '@icepack/types';
@@ -126,11 +127,20 @@ export class TableScanner {
     }
     let state;
     try {
+      // Measured with the policy in force: the table's properties over its namespace's and
+      // catalog's settings (the catalog definition), resolved as the planner resolves them.
+      // The planner reports bad values (task events); here they are only debug lines.
+      const { policy, problems } = resolvePolicy(
+        loaded.metadata.properties,
+        policyLayers(catalog.policy, table.namespace),
+      );
+      for (const problem of problems) {
+        logger.debug({ table: tableKey(table), problem }, formatProblem(problem));
+      }
       state = await computeTableState(loaded, {
         ...(previous === undefined ? {} : { previous: previous.state }),
         cache: this.#o.cache,
-        onPropertyProblem: (problem) =>
-          logger.warn({ table: tableKey(table), problem }, 'table property ignored'),
+        smallFileThresholdBytes: policy.minFileSizeBytes,
       });
     } catch (error) {
       // Manifests are files in the table's storage, not catalog calls: a storage fault is

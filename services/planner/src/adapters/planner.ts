@@ -3,8 +3,16 @@ import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types'
 import type { Logger } from '@icepack/runtime';
 import { withLastMaintenance, type LastMaintenance } from '../domain/last-maintenance.ts';
 import { gcSkip, planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
-import { formatProblem, resolvePolicy, type Policy, type PolicyProblem } from '../domain/policy.ts';
-import { PolicyKeys } from '../domain/policy-keys.ts';
+import {
+  formatProblem,
+  policyLayers,
+  resolvePolicy,
+  type CatalogPolicy,
+  type PausedBy,
+  type Policy,
+  type PolicyProblem,
+} from '@icepack/policy';
+import { problemTaskType, sortCreateSkip, updateChangesNothing } from '../domain/apply-plan.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
 import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
@@ -13,8 +21,8 @@ import type { TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
 import { pendingFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
 
-/** Catalog-wide `icepack.*` settings (the middle layer of the policy). */
-export type CatalogSettings = (catalog: string) => Readonly<Record<string, string>>;
+/** A catalog's policy (catalog-wide settings, namespace overrides): the layers above tables. */
+export type CatalogPolicies = (catalog: string) => CatalogPolicy | undefined;
 
 export interface PlannerOptions {
   readonly queue: TaskQueue;
@@ -23,8 +31,8 @@ export interface PlannerOptions {
   readonly logger: Logger;
   /** When each task type last succeeded per table. Default: nothing recorded (tests). */
   readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'delete'>;
-  /** Default: no catalog settings. */
-  readonly catalogSettings?: CatalogSettings;
+  /** Default: no catalog policy. */
+  readonly catalogPolicy?: CatalogPolicies;
   /** Default `DEFAULT_SCORE_OPTIONS`. */
   readonly scoreOptions?: ScoreOptions;
   /** Default `() => new Date()`. */
@@ -50,17 +58,10 @@ export interface PlanExplanation {
     | 'lastMaintenance'
   >;
   readonly paused: boolean;
-  readonly pausedBy: 'catalog' | 'table' | null;
+  readonly pausedBy: PausedBy;
   readonly policy: Policy;
   readonly problems: readonly PolicyProblem[];
   readonly decisions: readonly unknown[];
-}
-
-// Which task type a policy key is about, for the `skipped` event that reports a bad value.
-function typeOfKey(key: string): TaskType {
-  if (key.includes('snapshot') || key === PolicyKeys.cleanupEnabled) return 'cleanup';
-  if (key.startsWith('icepack.sort') || key.startsWith('icepack.zorder')) return 'sort';
-  return 'merge';
 }
 
 /** The fired factors with thresholds, and their points, as a task event lists them. */
@@ -82,23 +83,25 @@ function eventFactors(d: TaskDecision): TaskEvent['factors'] {
  */
 export class Planner {
   readonly #o: Required<PlannerOptions>;
-  readonly #reportedCatalogProblems = new Set<string>();
+  readonly #reportedProblems = new Set<string>();
 
   constructor(options: PlannerOptions) {
     this.#o = {
       lastSucceeded: { get: () => Promise.resolve({}), delete: () => Promise.resolve() },
-      catalogSettings: () => ({}),
+      catalogPolicy: () => undefined,
       scoreOptions: DEFAULT_SCORE_OPTIONS,
       clock: () => new Date(),
       ...options,
     };
   }
 
+  #resolve(state: TableState): ReturnType<typeof resolvePolicy> {
+    const { catalog, namespace } = state.table;
+    return resolvePolicy(state.properties, policyLayers(this.#o.catalogPolicy(catalog), namespace));
+  }
+
   #plan(state: TableState, jobs: TableJobs, record: LastMaintenance): TablePlan {
-    const { policy, problems } = resolvePolicy(
-      state.properties,
-      this.#o.catalogSettings(state.table.catalog),
-    );
+    const { policy, problems } = this.#resolve(state);
     return planTable({
       state: withLastMaintenance(state, record),
       policy,
@@ -173,31 +176,19 @@ export class Planner {
       plan.decisions.map(async (d): Promise<TaskEvent | undefined> => {
         if (d.task === undefined) return undefined;
         if (d.action === 'create') {
-          const skip = d.type === 'sort' && mergeStillWaiting;
+          const skip = sortCreateSkip(d.type, mergeStillWaiting);
           const outcome = await inEnqueueSpan(d, catalog, async (task) => {
-            if (skip) return EnqueueOutcome.skipped;
+            if (skip !== null) return EnqueueOutcome.skipped;
             return (await this.#o.queue.create(task!, jobs[d.type].state))
               ? EnqueueOutcome.added
               : EnqueueOutcome.unchanged;
           });
-          if (skip) {
-            return event(
-              d,
-              'skipped',
-              'the merge it would replace started running; the next table state decides',
-            );
-          }
+          if (skip !== null) return event(d, 'skipped', skip);
           return outcome === EnqueueOutcome.added ? event(d, 'planned', d.reason) : undefined;
         }
         if (d.action !== 'update') return undefined;
-        const current = jobs[d.type].task;
         // Same metadata, same parameters: a re-scan of an unchanged table; nothing to say.
-        if (
-          current?.state.metadataLocation === d.task.state.metadataLocation &&
-          JSON.stringify(current.parameters) === JSON.stringify(d.task.parameters)
-        ) {
-          return undefined;
-        }
+        if (updateChangesNothing(jobs[d.type].task, d.task)) return undefined;
         const outcome = await inEnqueueSpan(d, catalog, async (task) =>
           (await this.#o.queue.update(task!)) === 'updated'
             ? EnqueueOutcome.updated
@@ -227,23 +218,23 @@ export class Planner {
   ): void {
     for (const problem of problems) {
       // Report a bad value when it appears, not on every scan of the table.
+      // Layers above the table and a mismatch (whose reason names both bounds): once per
+      // replica, kept in memory.
+      const onceKey =
+        problem.source === 'scan'
+          ? `${tableKey(state.table)}\u0000${problem.reason}`
+          : `${state.table.catalog}\u0000${problem.source === 'namespace' ? state.table.namespace.join('.') : ''}\u0000${problem.key}\u0000${problem.value}`;
       const seen =
         problem.source === 'table'
           ? latest?.properties[problem.key] === problem.value
-          : this.#reportedCatalogProblems.has(
-              `${state.table.catalog}\u0000${problem.key}\u0000${problem.value}`,
-            );
-      if (problem.source === 'catalog') {
-        this.#reportedCatalogProblems.add(
-          `${state.table.catalog}\u0000${problem.key}\u0000${problem.value}`,
-        );
-      }
+          : this.#reportedProblems.has(onceKey);
+      if (problem.source !== 'table') this.#reportedProblems.add(onceKey);
       if (seen) continue;
       log.warn(
         { key: problem.key, value: problem.value, source: problem.source },
         formatProblem(problem),
       );
-      const type = typeOfKey(problem.key);
+      const type = problemTaskType(problem);
       events.push({
         taskId: `${type}/${tableKey(state.table)}`,
         table: state.table,
@@ -330,10 +321,7 @@ export class Planner {
       this.#o.lastSucceeded.get(key),
     ]);
     const plan = this.#plan(state, jobs, record);
-    const { policy } = resolvePolicy(
-      state.properties,
-      this.#o.catalogSettings(state.table.catalog),
-    );
+    const { policy } = this.#resolve(state);
     return {
       table: state.table,
       tableKey: key,

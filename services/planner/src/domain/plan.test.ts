@@ -1,7 +1,7 @@
 import { taskSchema } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import { gcSkip, planTable, type TaskDecision } from './plan.ts';
-import { resolvePolicy } from './policy.ts';
+import { resolvePolicy } from '@icepack/policy';
 import type { PendingTasks } from './rules.ts';
 import { tableState } from './state-fixtures.ts';
 
@@ -14,7 +14,7 @@ function plan(
   properties: Record<string, string> = {},
   catalog: Record<string, string> = {},
 ) {
-  const { policy, problems } = resolvePolicy(properties, catalog);
+  const { policy, problems } = resolvePolicy(properties, { catalog });
   const result = planTable({ state, policy, problems, pending, now });
   const by = (type: string) => result.decisions.find((d) => d.type === type) as TaskDecision;
   return { ...result, cleanup: by('cleanup'), merge: by('merge'), sort: by('sort') };
@@ -70,6 +70,27 @@ describe('planTable', () => {
     });
     expect(task.score.parts.map((x) => x.factor)).toContain('delete-files');
     expect(task.state.tableUuid).toBe(needsMerge.tableUuid);
+  });
+
+  it('measures and merges with one bound: icepack.target-file-size-bytes=128MiB alone (issue 17)', () => {
+    const properties = { 'icepack.target-file-size-bytes': String(128 * MiB) };
+    const measured = (bytes: number) =>
+      tableState(
+        { smallFiles: 80, newDataFiles: 5 },
+        { files: { ...needsMerge.files, smallFiles: 80, smallFileThresholdBytes: bytes } },
+      );
+    const agreed = plan(measured(96 * MiB), {}, properties);
+    expect(agreed.merge.task?.parameters).toMatchObject({ minFileSizeBytes: 96 * MiB });
+    expect(agreed.problems).toEqual([]);
+    // A state measured under the old scanner's 384 MiB: the explanation says so.
+    const stale = plan(measured(384 * MiB), {}, properties);
+    expect(stale.problems).toEqual([
+      expect.objectContaining({
+        key: 'icepack.min-file-size-bytes',
+        value: String(384 * MiB),
+        source: 'scan',
+      }),
+    ]);
   });
 
   it('does not rewrite position deletes when only equality deletes or small files are the reason', () => {

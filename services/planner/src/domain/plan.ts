@@ -1,6 +1,11 @@
 // Combines the rules with what is already pending into one decision per task type.
 import { taskJobId, type TableState, type Task, type TaskType } from '@icepack/types';
-import type { Policy, PolicyProblem } from './policy.ts';
+import {
+  measuredUnderOtherPolicy,
+  type PausedBy,
+  type Policy,
+  type PolicyProblem,
+} from '@icepack/policy';
 import {
   cleanupRule,
   deleteFiles,
@@ -53,7 +58,7 @@ export type Blocked = (typeof Blocked)[keyof typeof Blocked];
 
 export interface TablePlan {
   readonly paused: boolean;
-  readonly pausedBy: 'catalog' | 'table' | null;
+  readonly pausedBy: PausedBy;
   readonly decisions: readonly TaskDecision[];
   readonly problems: readonly PolicyProblem[];
 }
@@ -257,11 +262,14 @@ export function planTable(input: PlanInput): TablePlan {
             }
           : merge;
   }
+  // The small-file figures mean what the rules assume only if the scanner measured them
+  // with the bound in force.
+  const mismatch = measuredUnderOtherPolicy(state.files.smallFileThresholdBytes, policy);
   return {
     paused: paused !== null,
     pausedBy: policy.pausedBy,
     decisions: [cleanup, merge, sort],
-    problems: input.problems ?? [],
+    problems: [...(input.problems ?? []), ...(mismatch === null ? [] : [mismatch])],
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolvePolicy } from './policy.ts';
+import { resolvePolicy } from '@icepack/policy';
 import { cleanupRule, mergeRule, sortRule, type PendingTasks } from './rules.ts';
 import { tableState } from './state-fixtures.ts';
 
@@ -331,5 +331,51 @@ describe('min interval for merge and sort: no second task right after a success'
     expect(sortRule(state, policy, none, now)).toMatchObject({ fires: false, needed: true });
     const p = resolvePolicy({ 'icepack.sort.min-interval': '15m' }).policy;
     expect(sortRule(state, p, none, now).fires).toBe(true);
+  });
+});
+
+describe('merge: icepack.merge.max-commits triggers a merge after N commits (issue 17 point 3)', () => {
+  const everyTen = resolvePolicy({ 'icepack.merge.max-commits': '10' }).policy;
+  // Below both file thresholds: 3 small files ≤ 20, no deletes.
+  const after = (commits: number, newDataFiles = 3) =>
+    tableState(
+      { smallFiles: 3, newDataFiles },
+      {
+        snapshots: {
+          ...tableState().snapshots,
+          sinceLastRewrite: commits,
+        },
+      },
+    );
+
+  it.each([
+    { commits: 9, fires: false },
+    { commits: 10, fires: true }, // at least N
+    { commits: 25, fires: true },
+  ])('$commits commits since the last rewrite → fires $fires', ({ commits, fires }) => {
+    const rule = mergeRule(after(commits), everyTen, none, now);
+    expect(rule.fires).toBe(fires);
+    expect(rule.factors.find((f) => f.factor === 'commits')).toMatchObject({
+      value: commits,
+      threshold: 10,
+      met: fires,
+    });
+    if (fires) expect(rule.blockers).toEqual([]);
+  });
+
+  it('needs new data, like the file triggers', () => {
+    expect(mergeRule(after(30, 0), everyTen, none, now).fires).toBe(false);
+  });
+
+  it('is off unless set: the same table without the key gets no merge and no commits factor', () => {
+    const rule = mergeRule(after(1000), policy, none, now);
+    expect(rule.fires).toBe(false);
+    expect(rule.factors.some((f) => f.factor === 'commits')).toBe(false);
+  });
+
+  it('refuses 0 or a non-number, naming the key', () => {
+    const { policy: p, problems } = resolvePolicy({ 'icepack.merge.max-commits': '0' });
+    expect(p.mergeMaxCommits).toBeNull();
+    expect(problems[0]).toMatchObject({ key: 'icepack.merge.max-commits', value: '0' });
   });
 });

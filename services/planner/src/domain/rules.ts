@@ -1,7 +1,7 @@
 // The maintenance rules of maintenance-rules.md as pure functions. "Above" is strictly
 // greater (>): a table exactly at a threshold gets no task.
 import type { TableState, TaskType } from '@icepack/types';
-import type { Policy } from './policy.ts';
+import type { Policy } from '@icepack/policy';
 
 /** Where a task of a type is: waiting (also delayed) or active (running). */
 export const PendingStatus = { waiting: 'waiting', active: 'active' } as const;
@@ -234,12 +234,34 @@ function mergeWork(state: TableState, policy: Policy) {
     deleteFiles(state),
     policy.deleteFileThreshold,
   );
+  const commits = commitsFactor(state, policy);
   // Dangling deletes need no new data to be work: only a merge removes them, and a table
   // whose last merge left them gets no new data by itself.
   const dangling = danglingDeleteFiles(state);
   const danglingWork = deletes.met && dangling > 0;
-  const needed = (newData.met && (small.met || deletes.met)) || danglingWork;
-  return { newData, small, deletes, danglingWork, needed };
+  const triggers = [small, deletes, ...(commits === null ? [] : [commits])];
+  const needed = (newData.met && triggers.some((f) => f.met)) || danglingWork;
+  return { newData, small, deletes, commits, triggers, danglingWork, needed };
+}
+
+/**
+ * `icepack.merge.max-commits`: at least that many commits since the last rewrite (`replace`
+ * snapshot) — the trigger of a clustering service's "every N commits". Null when unset.
+ */
+function commitsFactor(state: TableState, policy: Policy): Factor | null {
+  const limit = policy.mergeMaxCommits;
+  if (limit === null) return null;
+  const commits = state.snapshots.sinceLastRewrite;
+  const met = commits >= limit;
+  return {
+    factor: 'commits',
+    value: commits,
+    threshold: limit,
+    met,
+    text: met
+      ? `${commits} commits since the last rewrite ≥ ${limit}`
+      : `${commits} commits since the last rewrite < ${limit}`,
+  };
 }
 
 /** Position deletes or deletion vectors are part of why a merge fires. */
@@ -252,7 +274,8 @@ export function rewritesPositionDeletes(state: TableState, policy: Policy): bool
 
 /**
  * Merge: new data exists, and the small-file count or the delete-file count is above its
- * threshold, and the last merge succeeded at least the minimum interval ago, and no merge
+ * threshold (or, with `icepack.merge.max-commits`, that many commits followed the last
+ * rewrite), and the last merge succeeded at least the minimum interval ago, and no merge
  * task is pending. A pending sort also counts: a sort rewrite
  * compacts, so a merge beside it would only repeat the work.
  */
@@ -263,7 +286,7 @@ export function mergeRule(
   now: Date,
 ): RuleResult {
   const w = mergeWork(state, policy);
-  const work = [w.newData, w.small, w.deletes];
+  const work = [w.newData, ...w.triggers];
   const gates = [noPending('merge', pending), minIntervalFactor('merge', state, policy, now)];
   const sort = pending.sort;
   if (sort !== undefined) {
@@ -280,11 +303,11 @@ export function mergeRule(
   return blockersForOr(result('merge', work, gates, w.needed), w);
 }
 
-// With "small OR deletes", one unmet side is not a blocker when the other is met; nor is the
-// lack of new data when dangling delete files make the work.
+// With "small OR deletes OR commits", an unmet trigger is not a blocker when another is met;
+// nor is the lack of new data when dangling delete files make the work.
 function blockersForOr(r: RuleResult, w: ReturnType<typeof mergeWork>): RuleResult {
-  if (!(w.small.met || w.deletes.met)) return r;
-  const hidden = new Set([w.small.met ? w.deletes.text : w.small.text]);
+  if (!w.triggers.some((f) => f.met)) return r;
+  const hidden = new Set(w.triggers.filter((f) => !f.met).map((f) => f.text));
   if (w.danglingWork) hidden.add(w.newData.text);
   return { ...r, blockers: r.blockers.filter((b) => !hidden.has(b)) };
 }
@@ -344,10 +367,7 @@ export function sortRule(
 ): RuleResult {
   const w = mergeWork(state, policy);
   const order = sortPlan(state, policy);
-  const work = [
-    w.newData,
-    w.small,
-    w.deletes,
+  const sortWork = [
     exists(
       'sort-order',
       order !== null,
@@ -359,6 +379,7 @@ export function sortRule(
     ),
     above('new-data-share', 'new-data share', state.newData.share, policy.newDataShare),
   ];
+  const work = [w.newData, ...w.triggers, ...sortWork];
   const gates = [noPending('sort', pending), minIntervalFactor('sort', state, policy, now)];
   if (pending.merge?.status === 'active') {
     gates.push(
@@ -371,6 +392,6 @@ export function sortRule(
       ),
     );
   }
-  const needed = w.needed && work.slice(3).every((f) => f.met);
+  const needed = w.needed && sortWork.every((f) => f.met);
   return blockersForOr(result('sort', work, gates, needed), w);
 }

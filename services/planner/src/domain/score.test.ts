@@ -1,6 +1,6 @@
 import { MAX_PRIORITY, MIN_PRIORITY } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { resolvePolicy } from './policy.ts';
+import { resolvePolicy } from '@icepack/policy';
 import {
   agingPart,
   DEFAULT_SCORE_OPTIONS,

@@ -6,7 +6,7 @@ import {
   type TaskScore,
   type TaskType,
 } from '@icepack/types';
-import type { Policy } from './policy.ts';
+import type { Policy } from '@icepack/policy';
 import { deleteFiles } from './rules.ts';
 
 export interface ScoreOptions {

@@ -1,5 +1,6 @@
 import type { Catalog } from '@icepack/types';
 import { parseCatalog, ValidationError } from '@icepack/types';
+import { catalogPolicyIssues } from '@icepack/policy';
 import { catalogAccessProblems } from '@icepack/runtime';
 import type { CatalogAccessPolicy, Logger } from '@icepack/runtime';
 import type { CatalogProbe } from '../adapters/catalog-probe.ts';
@@ -114,10 +115,16 @@ export class CatalogService {
     }
   }
 
-  /** Validates the body, then refuses what the access policy does not allow (400 naming the field). */
+  /**
+   * Validates the body, then refuses what the access policy does not allow and a maintenance
+   * policy with an unknown key or an unreadable value (400 naming the field).
+   */
   #parse(body: unknown): Catalog {
     const catalog = parseCatalog(body);
-    const problems = catalogAccessProblems(catalog, this.#deps.access);
+    const problems = [
+      ...catalogAccessProblems(catalog, this.#deps.access),
+      ...catalogPolicyIssues(catalog.policy),
+    ];
     if (problems.length > 0) {
       throw new ValidationError(
         'catalog',

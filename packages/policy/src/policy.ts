@@ -1,3 +1,4 @@
+import { formatPath } from '@icepack/types';
 import { IcebergKeys, PolicyDefaults, PolicyKeys } from './policy-keys.ts';
 import {
   integerAtLeast,
@@ -11,7 +12,12 @@ import {
 } from './property-parsers.ts';
 
 /** Where a policy value came from, lowest precedence first. */
-export const PolicySource = { default: 'default', catalog: 'catalog', table: 'table' } as const;
+export const PolicySource = {
+  default: 'default',
+  catalog: 'catalog',
+  namespace: 'namespace',
+  table: 'table',
+} as const;
 export type PolicySource = (typeof PolicySource)[keyof typeof PolicySource];
 
 /** The effective maintenance policy of one table. */
@@ -19,7 +25,7 @@ export interface Policy {
   /** False when the table or its catalog is paused (`icepack.enabled=false`). */
   readonly enabled: boolean;
   /** Who paused it; null when enabled. */
-  readonly pausedBy: 'catalog' | 'table' | null;
+  readonly pausedBy: PausedBy;
   readonly taskTypes: {
     readonly cleanup: boolean;
     readonly merge: boolean;
@@ -37,6 +43,8 @@ export interface Policy {
   readonly minSnapshotsToKeep: number;
   readonly minInputFiles: number;
   readonly perFileDeleteThreshold: number;
+  /** Commits since the last rewrite that trigger a merge by themselves; null = no such trigger. */
+  readonly mergeMaxCommits: number | null;
   /** Least time from a task's success to the next task of its type, in milliseconds. */
   readonly minIntervalMs: {
     readonly cleanup: number;
@@ -50,12 +58,46 @@ export interface Policy {
   readonly zorderColumns: readonly string[];
 }
 
-/** A property value that could not be used; the value below it (or the default) applies. */
+export type PausedBy = 'catalog' | 'namespace' | 'table' | null;
+
+/**
+ * A property value that could not be used (the value below it, or the default, applies), or
+ * — source `scan` — a table state measured under another policy than the one in force.
+ */
 export interface PolicyProblem {
   readonly key: string;
   readonly value: string;
   readonly reason: string;
-  readonly source: 'catalog' | 'table';
+  readonly source: 'catalog' | 'namespace' | 'table' | 'scan';
+}
+
+/** The `icepack.*` settings a layer above the table sets (`Catalog.policy` has this shape). */
+export type PolicySettings = Readonly<Record<string, string>>;
+
+/**
+ * What a catalog definition says about policy: catalog-wide settings and, per namespace
+ * (dotted name, `sales.orders`), settings that override them for that namespace's tables.
+ */
+export interface CatalogPolicy {
+  readonly settings?: PolicySettings;
+  readonly namespaces?: Readonly<Record<string, PolicySettings>>;
+}
+
+/** The layers above a table's own properties, lowest precedence first. */
+export interface PolicyLayers {
+  readonly catalog?: PolicySettings;
+  readonly namespace?: PolicySettings;
+}
+
+/** The catalog and namespace layers a table of `namespace` gets from its catalog's policy. */
+export function policyLayers(
+  catalogPolicy: CatalogPolicy | undefined,
+  namespace: readonly string[],
+): PolicyLayers {
+  return {
+    catalog: catalogPolicy?.settings ?? {},
+    namespace: catalogPolicy?.namespaces?.[namespace.join('.')] ?? {},
+  };
 }
 
 export interface ResolvedPolicy {
@@ -65,7 +107,7 @@ export interface ResolvedPolicy {
 
 type Props = Readonly<Record<string, string>>;
 interface Layer {
-  readonly source: 'catalog' | 'table';
+  readonly source: 'catalog' | 'namespace' | 'table';
   readonly key: string;
   readonly props: Props;
 }
@@ -77,11 +119,14 @@ function describe(value: unknown): string {
 }
 
 /**
- * Resolves built-in defaults ← catalog settings ← table properties. A bad value is
- * reported as a problem and the value below it (catalog setting or default) is used.
+ * Resolves built-in defaults ← catalog settings ← namespace settings ← table properties. A
+ * bad value is reported as a problem and the value below it (or the default) is used. The
+ * one resolution of the scanner (what it measures with), the planner and the dispatcher.
  */
-export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {}): ResolvedPolicy {
+export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {}): ResolvedPolicy {
   const problems: PolicyProblem[] = [];
+  const catalogSettings = layers.catalog ?? {};
+  const namespaceSettings = layers.namespace ?? {};
 
   function pick<T>(fallback: T, layers: readonly Layer[], parse: PropertyParser<T>): T {
     let value = fallback;
@@ -101,18 +146,31 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
     }
     return value;
   }
-  // The usual chain: catalog setting, then the table's `icepack.*` property.
+  const above: Layer['source'][] = ['catalog', 'namespace'];
+  const propsOf = {
+    catalog: catalogSettings,
+    namespace: namespaceSettings,
+    table: tableProperties,
+  };
+  // The usual chain: catalog setting, namespace setting, then the table's `icepack.*` property.
   const icepack = (key: string): Layer[] => [
-    { source: 'catalog', key, props: catalogSettings },
+    ...above.map((source) => ({ source, key, props: propsOf[source] })),
     { source: 'table', key, props: tableProperties },
   ];
-  // Where Iceberg has its own table property, it sits between the catalog and `icepack.*`:
-  // the table's own setting is more specific than a catalog-wide one.
+  // Where Iceberg has its own table property, it sits between the layers above the table and
+  // `icepack.*`: the table's own setting is more specific than a catalog- or namespace-wide one.
   const withIceberg = (key: string, icebergKey: string): Layer[] => [
-    { source: 'catalog', key, props: catalogSettings },
+    ...above.map((source) => ({ source, key, props: propsOf[source] })),
     { source: 'table', key: icebergKey, props: tableProperties },
     { source: 'table', key, props: tableProperties },
   ];
+  // The most specific layer that sets `key`.
+  const sourceOf = (key: string): Layer['source'] =>
+    tableProperties[key] !== undefined
+      ? 'table'
+      : namespaceSettings[key] !== undefined
+        ? 'namespace'
+        : 'catalog';
 
   // A size that contradicts the target: reported against the layer that set it.
   function sizeProblem(
@@ -121,11 +179,11 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
     target: number,
     fallback: number,
   ): PolicyProblem {
-    const fromTable = tableProperties[key] !== undefined;
+    const source = sourceOf(key);
     return {
       key,
-      value: (fromTable ? tableProperties[key] : catalogSettings[key]) ?? '',
-      source: fromTable ? PolicySource.table : PolicySource.catalog,
+      value: propsOf[source][key] ?? '',
+      source,
       reason: `${relation} the target file size ${target}; using ${fallback}`,
     };
   }
@@ -133,8 +191,12 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
   const positive = integerAtLeast(1);
   const nonNegative = integerAtLeast(0);
 
-  const catalogEnabled = pick(true, [icepack(PolicyKeys.enabled)[0]!], parseBoolean);
-  const tableEnabled = pick(true, [icepack(PolicyKeys.enabled)[1]!], parseBoolean);
+  // A pause is not overridden below: a table cannot re-enable itself in a paused catalog or
+  // namespace.
+  const [catalogSwitch, namespaceSwitch, tableSwitch] = icepack(PolicyKeys.enabled);
+  const catalogEnabled = pick(true, [catalogSwitch!], parseBoolean);
+  const namespaceEnabled = pick(true, [namespaceSwitch!], parseBoolean);
+  const tableEnabled = pick(true, [tableSwitch!], parseBoolean);
 
   const targetFileSizeBytes = pick(
     PolicyDefaults.targetFileSizeBytes,
@@ -166,20 +228,25 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
   const sortColumns = pick<SortColumn[]>([], icepack(PolicyKeys.sortColumns), parseSortColumns);
   let zorderColumns = pick<string[]>([], icepack(PolicyKeys.zorderColumns), parseColumnList);
   if (sortColumns.length > 0 && zorderColumns.length > 0) {
-    const fromTable = tableProperties[PolicyKeys.zorderColumns] !== undefined;
     problems.push({
       key: PolicyKeys.zorderColumns,
       value: zorderColumns.join(', '),
-      source: fromTable ? PolicySource.table : PolicySource.catalog,
+      source: sourceOf(PolicyKeys.zorderColumns),
       reason: `${PolicyKeys.sortColumns} is set too; a table is sorted one way, so using ${PolicyKeys.sortColumns}`,
     });
     zorderColumns = [];
   }
 
-  const enabled = catalogEnabled && tableEnabled;
+  const enabled = catalogEnabled && namespaceEnabled && tableEnabled;
   const policy: Policy = {
     enabled,
-    pausedBy: !catalogEnabled ? 'catalog' : !tableEnabled ? 'table' : null,
+    pausedBy: !catalogEnabled
+      ? 'catalog'
+      : !namespaceEnabled
+        ? 'namespace'
+        : !tableEnabled
+          ? 'table'
+          : null,
     taskTypes: {
       cleanup: pick(true, icepack(PolicyKeys.cleanupEnabled), parseBoolean),
       merge: pick(true, icepack(PolicyKeys.mergeEnabled), parseBoolean),
@@ -220,6 +287,7 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
       icepack(PolicyKeys.perFileDeleteThreshold),
       positive,
     ),
+    mergeMaxCommits: pick<number | null>(null, icepack(PolicyKeys.mergeMaxCommits), positive),
     minIntervalMs: {
       cleanup: pick(
         PolicyDefaults.minIntervalMs.cleanup,
@@ -246,6 +314,7 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
 
   for (const [source, props] of [
     ['catalog', catalogSettings],
+    ['namespace', namespaceSettings],
     ['table', tableProperties],
   ] as const) {
     for (const [key, value] of Object.entries(props)) {
@@ -262,7 +331,77 @@ export function resolvePolicy(tableProperties: Props, catalogSettings: Props = {
   return { policy, problems };
 }
 
+/**
+ * The problems of settings meant for a layer above tables (a catalog definition's `policy`):
+ * a key that is not a known `icepack.*` key, or a value its parser refuses. Empty = valid.
+ */
+export function settingsProblems(settings: PolicySettings): PolicyProblem[] {
+  const problems: PolicyProblem[] = [];
+  for (const [key, value] of Object.entries(settings)) {
+    if (!key.startsWith('icepack.')) {
+      problems.push({
+        key,
+        value,
+        source: 'catalog',
+        reason: 'only icepack.* keys are policy settings (Iceberg properties belong on the table)',
+      });
+    }
+  }
+  return [...problems, ...resolvePolicy({}, { catalog: settings }).problems];
+}
+
+/**
+ * The small-file bound a state was measured with (`TableState.files.smallFileThresholdBytes`)
+ * against the one the policy in force gives: when they differ (the policy changed after the
+ * scan, or the scanner resolves another policy), the state's small-file figures answer
+ * another question until the next scan. Null when they agree.
+ */
+export function measuredUnderOtherPolicy(
+  measuredThresholdBytes: number,
+  policy: Pick<Policy, 'minFileSizeBytes'>,
+): PolicyProblem | null {
+  if (measuredThresholdBytes === policy.minFileSizeBytes) return null;
+  return {
+    key: PolicyKeys.minFileSizeBytes,
+    value: String(measuredThresholdBytes),
+    source: 'scan',
+    reason:
+      `the state counts files under ${measuredThresholdBytes} bytes as small, the policy in ` +
+      `force ${policy.minFileSizeBytes}; its small-file figures are from another policy until the next scan`,
+  };
+}
+
 /** `icepack.small-file-threshold = "abc" (table): expected …; using 20` — for logs and events. */
 export function formatProblem(problem: PolicyProblem): string {
+  if (problem.source === 'scan') return `policy mismatch ${problem.key}: ${problem.reason}`;
   return `bad policy value ${problem.key}=${JSON.stringify(problem.value)} (${problem.source}): ${problem.reason}`;
+}
+
+/** One bad entry of a catalog definition's `policy`, with the path of its field. */
+export interface PolicyFieldIssue {
+  /** `policy.settings["icepack.snapshot-threshold"]`, `policy.namespaces["sales.eu"]["icepack.enabled"]` */
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * Checks a catalog definition's `policy` (the provisioner refuses the definition with 400 and
+ * these paths): every key known, every value readable. Empty = valid.
+ */
+export function catalogPolicyIssues(policy: CatalogPolicy | undefined): PolicyFieldIssue[] {
+  if (policy === undefined) return [];
+  const issues: PolicyFieldIssue[] = [];
+  const check = (path: PropertyKey[], settings: PolicySettings): void => {
+    for (const problem of settingsProblems(settings)) {
+      issues.push({
+        path: formatPath([...path, problem.key]),
+        message: `${JSON.stringify(problem.value)}: ${problem.reason}`,
+      });
+    }
+  };
+  check(['policy', 'settings'], policy.settings ?? {});
+  for (const [namespace, settings] of Object.entries(policy.namespaces ?? {})) {
+    check(['policy', 'namespaces', namespace], settings);
+  }
+  return issues;
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { formatProblem, resolvePolicy } from './policy.ts';
+import {
+  formatProblem,
+  measuredUnderOtherPolicy,
+  policyLayers,
+  resolvePolicy,
+  settingsProblems,
+} from './policy.ts';
 import { PolicyDefaults } from './policy-keys.ts';
 
 const MiB = 1024 * 1024;
@@ -31,7 +37,7 @@ describe('resolvePolicy defaults', () => {
   it('reads min intervals as durations; a bad one names the key and keeps the default', () => {
     const { policy, problems } = resolvePolicy(
       { 'icepack.merge.min-interval': '30m', 'icepack.sort.min-interval': 'soon' },
-      { 'icepack.cleanup.min-interval': '2h' },
+      { catalog: { 'icepack.cleanup.min-interval': '2h' } },
     );
     expect(policy.minIntervalMs).toEqual({ cleanup: 7_200_000, merge: 1_800_000, sort: 3_600_000 });
     expect(problems.map(formatProblem)).toEqual([
@@ -85,16 +91,16 @@ describe('resolvePolicy layering: defaults ← catalog ← table', () => {
       expected: 40,
     },
   ])('$name', ({ catalog, table, expected }) => {
-    expect(resolvePolicy(table, catalog).policy.smallFileThreshold).toBe(expected);
+    expect(resolvePolicy(table, { catalog }).policy.smallFileThreshold).toBe(expected);
   });
 
   it('icepack.* beats the Iceberg property, which beats the catalog setting', () => {
     const catalog = { 'icepack.target-file-size-bytes': String(64 * MiB) };
-    expect(resolvePolicy({}, catalog).policy.targetFileSizeBytes).toBe(64 * MiB);
+    expect(resolvePolicy({}, { catalog }).policy.targetFileSizeBytes).toBe(64 * MiB);
     const iceberg = { 'write.target-file-size-bytes': String(256 * MiB) };
-    expect(resolvePolicy(iceberg, catalog).policy.targetFileSizeBytes).toBe(256 * MiB);
+    expect(resolvePolicy(iceberg, { catalog }).policy.targetFileSizeBytes).toBe(256 * MiB);
     const both = { ...iceberg, 'icepack.target-file-size-bytes': String(32 * MiB) };
-    expect(resolvePolicy(both, catalog).policy.targetFileSizeBytes).toBe(32 * MiB);
+    expect(resolvePolicy(both, { catalog }).policy.targetFileSizeBytes).toBe(32 * MiB);
   });
 
   it('pauses a table, or a whole catalog, with icepack.enabled=false', () => {
@@ -102,13 +108,14 @@ describe('resolvePolicy layering: defaults ← catalog ← table', () => {
       enabled: false,
       pausedBy: 'table',
     });
-    expect(resolvePolicy({}, { 'icepack.enabled': 'FALSE' }).policy).toMatchObject({
+    expect(resolvePolicy({}, { catalog: { 'icepack.enabled': 'FALSE' } }).policy).toMatchObject({
       enabled: false,
       pausedBy: 'catalog',
     });
     // A table cannot re-enable itself inside a paused catalog.
     expect(
-      resolvePolicy({ 'icepack.enabled': 'true' }, { 'icepack.enabled': 'false' }).policy.enabled,
+      resolvePolicy({ 'icepack.enabled': 'true' }, { catalog: { 'icepack.enabled': 'false' } })
+        .policy.enabled,
     ).toBe(false);
   });
 
@@ -223,14 +230,14 @@ describe('resolvePolicy bad values: reported, and the value below is used', () =
   it('a bad table value falls back to the catalog setting, not the built-in default', () => {
     const { policy, problems } = resolvePolicy(
       { 'icepack.small-file-threshold': 'many' },
-      { 'icepack.small-file-threshold': '35' },
+      { catalog: { 'icepack.small-file-threshold': '35' } },
     );
     expect(policy.smallFileThreshold).toBe(35);
     expect(problems[0]?.reason).toMatch(/using 35$/);
   });
 
   it('a bad catalog setting is reported with source catalog', () => {
-    const { problems } = resolvePolicy({}, { 'icepack.enabled': 'maybe' });
+    const { problems } = resolvePolicy({}, { catalog: { 'icepack.enabled': 'maybe' } });
     expect(problems).toEqual([
       expect.objectContaining({ key: 'icepack.enabled', value: 'maybe', source: 'catalog' }),
     ]);
@@ -274,6 +281,113 @@ describe('resolvePolicy bad values: reported, and the value below is used', () =
         value: '5',
         reason: expect.stringMatching(/unknown/) as unknown,
       }),
+    ]);
+  });
+});
+
+describe('namespace overrides', () => {
+  const catalogPolicy = {
+    settings: { 'icepack.small-file-threshold': '30', 'icepack.snapshot-threshold': '70' },
+    namespaces: {
+      'sales.eu': { 'icepack.small-file-threshold': '40', 'icepack.enabled': 'false' },
+    },
+  };
+
+  it('table property > namespace setting > catalog setting > default', () => {
+    const layers = policyLayers(catalogPolicy, ['sales', 'eu']);
+    expect(resolvePolicy({}, layers).policy).toMatchObject({
+      smallFileThreshold: 40,
+      snapshotThreshold: 70,
+      deleteFileThreshold: 10,
+    });
+    expect(
+      resolvePolicy({ 'icepack.small-file-threshold': '50' }, layers).policy.smallFileThreshold,
+    ).toBe(50);
+    // Another namespace (even a parent) gets the catalog setting only.
+    expect(
+      resolvePolicy({}, policyLayers(catalogPolicy, ['sales'])).policy.smallFileThreshold,
+    ).toBe(30);
+    expect(resolvePolicy({}, policyLayers(undefined, ['sales'])).policy.smallFileThreshold).toBe(
+      20,
+    );
+  });
+
+  it('a namespace pause holds whatever the table says, and names the namespace', () => {
+    const layers = policyLayers(catalogPolicy, ['sales', 'eu']);
+    expect(resolvePolicy({ 'icepack.enabled': 'true' }, layers).policy).toMatchObject({
+      enabled: false,
+      pausedBy: 'namespace',
+    });
+  });
+
+  it('a bad namespace value falls back to the catalog setting, reported with source namespace', () => {
+    const { policy, problems } = resolvePolicy(
+      {},
+      {
+        catalog: { 'icepack.small-file-threshold': '30' },
+        namespace: { 'icepack.small-file-threshold': 'lots' },
+      },
+    );
+    expect(policy.smallFileThreshold).toBe(30);
+    expect(problems.map(formatProblem)).toEqual([
+      'bad policy value icepack.small-file-threshold="lots" (namespace): expected a whole number ≥ 0; using 30',
+    ]);
+  });
+});
+
+describe('the small-file bound: one answer for the scanner, the planner and the job', () => {
+  // Issue 17: the scanner counted files under 384 MiB as small for this table (it read only
+  // write.target-file-size-bytes), while its merge ran with 96 MiB.
+  it('a table with only icepack.target-file-size-bytes=128MiB: small below 96 MiB', () => {
+    const { policy } = resolvePolicy({ 'icepack.target-file-size-bytes': String(128 * MiB) });
+    expect(policy.targetFileSizeBytes).toBe(128 * MiB);
+    expect(policy.minFileSizeBytes).toBe(96 * MiB);
+  });
+
+  it('a catalog-wide target applies to the bound as well', () => {
+    const { policy } = resolvePolicy(
+      {},
+      { catalog: { 'icepack.target-file-size-bytes': String(64 * MiB) } },
+    );
+    expect(policy.minFileSizeBytes).toBe(48 * MiB);
+  });
+
+  it('reports a state measured under another bound than the policy in force', () => {
+    const { policy } = resolvePolicy({ 'icepack.target-file-size-bytes': String(128 * MiB) });
+    expect(measuredUnderOtherPolicy(96 * MiB, policy)).toBeNull();
+    const problem = measuredUnderOtherPolicy(384 * MiB, policy);
+    expect(problem).toMatchObject({
+      key: 'icepack.min-file-size-bytes',
+      value: String(384 * MiB),
+      source: 'scan',
+    });
+    expect(formatProblem(problem!)).toBe(
+      `policy mismatch icepack.min-file-size-bytes: the state counts files under ${384 * MiB} bytes as small, the policy in force ${96 * MiB}; its small-file figures are from another policy until the next scan`,
+    );
+  });
+});
+
+describe('settingsProblems (a catalog definition’s policy)', () => {
+  it('accepts known keys with good values', () => {
+    expect(
+      settingsProblems({
+        'icepack.small-file-threshold': '40',
+        'icepack.merge.min-interval': '10m',
+      }),
+    ).toEqual([]);
+  });
+
+  it('names each bad key: unknown, not icepack.*, or a value its parser refuses', () => {
+    expect(
+      settingsProblems({
+        'icepack.small-files-threshold': '5',
+        'write.target-file-size-bytes': '1',
+        'icepack.snapshot-threshold': 'lots',
+      }).map((p) => p.key),
+    ).toEqual([
+      'write.target-file-size-bytes',
+      'icepack.snapshot-threshold',
+      'icepack.small-files-threshold',
     ]);
   });
 });

@@ -25,6 +25,11 @@ export const PolicyKeys = {
   sortColumns: 'icepack.sort.columns',
   /** `col, col, …` */
   zorderColumns: 'icepack.zorder.columns',
+  /**
+   * A merge once this many commits followed the last rewrite, even below the file thresholds
+   * (new data needed). Unset: no commit-count trigger.
+   */
+  mergeMaxCommits: 'icepack.merge.max-commits',
   /** Rewrite a file group only when it has at least this many files (`min-input-files`). */
   minInputFiles: 'icepack.merge.min-input-files',
   /** Rewrite a data file with at least this many delete files (`delete-file-threshold` option). */

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { IcebergKeys, PolicyDefaults, PolicyKeys } from './policy-keys.ts';
 
 // The Spark job re-reads the table's own policy (issue 16) in Python, so it cannot import these
-// keys: this test keeps its copy equal to the planner's, the one home of the policy keys.
-const jobsDir = resolve(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'spark');
+// keys: this test keeps its copy equal to @icepack/policy's, the one home of the policy keys.
+const jobsDir = resolve(import.meta.dirname, '..', '..', '..', 'jobs', 'spark');
 const PRINT = `
 import json, icepack_job as j
 print(json.dumps({
