@@ -9,6 +9,8 @@ import {
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
+import { ConsoleStore } from './adapters/console-store.ts';
+import { PausablePlanner, pausedSettings } from './adapters/pausable-planner.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
@@ -22,6 +24,9 @@ import { tableStateHandlers } from './adapters/table-state-handlers.ts';
 import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
 import { plannerRouter } from './api/planner-router.ts';
 import { configSchema, type Config } from './config.ts';
+import { mountConsole } from './console/mount-console.ts';
+import { withRecentFailures } from './console/recent-failures.ts';
+import { TableSummaries } from './console/table-summaries.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from './domain/score.ts';
 
 function scoreOptions(config: Config): ScoreOptions {
@@ -60,14 +65,25 @@ runService(
         maxEntries: config.ICEPACK_PLANNER_LEDGER_MAX_ENTRIES,
       },
     });
-    const planner = new Planner({
+    const events = new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC);
+    const plannerOptions = {
       queue,
       states,
       lastSucceeded,
-      events: new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC),
+      events,
       logger,
       scoreOptions: scores,
-      catalogSettings: (catalog) => catalogPolicy[catalog] ?? {},
+      catalogSettings: (catalog: string) => catalogPolicy[catalog] ?? {},
+    };
+    // The console's pauses (ADR 0020): a paused table is planned with icepack.enabled=false.
+    const consoleStore = new ConsoleStore({ connection: redis.redis });
+    const planner = new PausablePlanner({
+      planner: new Planner(plannerOptions),
+      paused: new Planner({
+        ...plannerOptions,
+        catalogSettings: pausedSettings(plannerOptions.catalogSettings),
+      }),
+      pauses: consoleStore,
     });
     http.app.use(
       '/v1',
@@ -79,6 +95,18 @@ runService(
         ledger,
       }),
     );
+    await mountConsole(http, {
+      planner,
+      states,
+      queue,
+      store: consoleStore,
+      summaries: new TableSummaries({ states }),
+      ledger,
+      events,
+      token: config.ICEPACK_API_TOKEN,
+      trustedUserHeader: config.ICEPACK_CONSOLE_TRUSTED_USER_HEADER,
+      logger,
+    });
     await core.listen(http);
 
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
@@ -112,7 +140,7 @@ runService(
       producer,
       dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
-      handlers: taskOutcomeHandlers(lastSucceeded, ledger),
+      handlers: withRecentFailures(taskOutcomeHandlers(lastSucceeded, ledger), consoleStore),
     });
     lifecycle.onShutdown('task-outcome consumer', () => outcomes.stop());
     await outcomes.start();
