@@ -630,4 +630,11 @@ function App() {
     </main>`;
 }
 
+// `./dev up` prints the URL with the local token in the fragment (never sent to a server):
+// keep it for this tab's session and drop it from the address bar and history.
+if (location.hash.startsWith('#token=')) {
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(location.hash.slice('#token='.length)));
+  history.replaceState(null, '', `${location.pathname}#/`);
+}
+
 render(html`<${App} />`, document.getElementById('app')!);
