@@ -131,5 +131,16 @@ case "$action" in
       printf '  %-17s http://127.0.0.1:%s  %s\n' "$s" "$p" "$state"
     done
     ;;
-  *) die "usage: services.sh start|stop|status [service ...]" ;;
+  console-url)
+    # The console (ADR 0020), served by the planner. When stderr is a terminal the URL carries
+    # the local token in its fragment (never sent to the server; the page keeps it for the
+    # session and drops it from the address), so opening it needs no other step; in CI logs not.
+    url="http://127.0.0.1:$(port_of planner)/console/"
+    if [[ -t 2 && -r "$ICEPACK_RUN/api-token" ]]; then
+      echo "$url#token=$(cat "$ICEPACK_RUN/api-token")"
+    else
+      echo "$url  (sign in with the token in $ICEPACK_RUN/api-token)"
+    fi
+    ;;
+  *) die "usage: services.sh start|stop|status|console-url [service ...]" ;;
 esac

@@ -30,6 +30,14 @@ const catalogPolicy = z
 export const configSchema = baseConfigSchema('planner').extend({
   /** Bearer token the API requires. */
   ICEPACK_API_TOKEN: secret(z.string().min(16, 'expected at least 16 characters')),
+  /**
+   * Header an authenticating proxy sets to the signed-in user; the console then accepts it
+   * instead of the token (ADR 0020, docs/security.md). Unset: off.
+   */
+  ICEPACK_CONSOLE_TRUSTED_USER_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'expected an HTTP header name, e.g. X-Forwarded-User')
+    .optional(),
   ICEPACK_PLANNER_GROUP_ID: z.string().min(1).default('icepack-planner'),
   ICEPACK_PLANNER_TABLE_STATE_TOPIC: z.string().min(1).default(Topics.tableState),
   ICEPACK_PLANNER_TASK_EVENTS_TOPIC: z.string().min(1).default(Topics.taskEvents),

@@ -11,6 +11,8 @@ import {
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
 import { CatalogPolicies } from './adapters/catalog-policies.ts';
+import { ConsoleStore } from './adapters/console-store.ts';
+import { PausablePlanner, pausedPolicy } from './adapters/pausable-planner.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
@@ -22,6 +24,9 @@ import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { tableStateHandlers } from './adapters/table-state-handlers.ts';
 import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
+import { mountConsole } from './console/mount-console.ts';
+import { withRecentFailures } from './console/recent-failures.ts';
+import { TableSummaries } from './console/table-summaries.ts';
 import { plannerRouter } from './api/planner-router.ts';
 import { configSchema, type Config } from './config.ts';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from './domain/score.ts';
@@ -62,14 +67,25 @@ runService(
         maxEntries: config.ICEPACK_PLANNER_LEDGER_MAX_ENTRIES,
       },
     });
-    const planner = new Planner({
+    const events = new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC);
+    const plannerOptions = {
       queue,
       states,
       lastSucceeded,
-      events: new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC),
+      events,
       logger,
       scoreOptions: scores,
-      catalogPolicy: (catalog) => catalogPolicies.policyOf(catalog),
+      catalogPolicy: (catalog: string) => catalogPolicies.policyOf(catalog),
+    };
+    // The console's pauses (ADR 0020): a paused table is planned with icepack.enabled=false.
+    const consoleStore = new ConsoleStore({ connection: redis.redis });
+    const planner = new PausablePlanner({
+      planner: new Planner(plannerOptions),
+      paused: new Planner({
+        ...plannerOptions,
+        catalogPolicy: pausedPolicy(plannerOptions.catalogPolicy),
+      }),
+      pauses: consoleStore,
     });
     http.app.use(
       '/v1',
@@ -81,6 +97,18 @@ runService(
         ledger,
       }),
     );
+    await mountConsole(http, {
+      planner,
+      states,
+      queue,
+      store: consoleStore,
+      summaries: new TableSummaries({ states }),
+      ledger,
+      events,
+      token: config.ICEPACK_API_TOKEN,
+      trustedUserHeader: config.ICEPACK_CONSOLE_TRUSTED_USER_HEADER,
+      logger,
+    });
     await core.listen(http);
 
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
@@ -137,7 +165,7 @@ runService(
       producer,
       dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
-      handlers: taskOutcomeHandlers(lastSucceeded, ledger),
+      handlers: withRecentFailures(taskOutcomeHandlers(lastSucceeded, ledger), consoleStore),
     });
     lifecycle.onShutdown('task-outcome consumer', () => outcomes.stop());
     await outcomes.start();

@@ -7,7 +7,7 @@ import { ledgerReport, parseLedgerQuery } from '../domain/ledger.ts';
 import type { TaskQueue } from '../adapters/task-queue.ts';
 
 export interface PlannerRouterOptions {
-  readonly planner: Planner;
+  readonly planner: Pick<Planner, 'explain'>;
   readonly queue: TaskQueue;
   /** Bearer token every route requires. */
   readonly token: string;

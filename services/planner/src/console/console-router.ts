@@ -1,0 +1,265 @@
+import { HttpError, type Logger } from '@icepack/runtime';
+import {
+  InvalidTableKeyError,
+  parseTableKey,
+  queueNameForCatalog,
+  tableKey,
+  TaskType,
+  type Task,
+  type TableId,
+} from '@icepack/types';
+import { Router, type Request, type Response } from 'express';
+import type { ConsoleStore, PauseScope } from '../adapters/console-store.ts';
+import type { LedgerStore } from '../adapters/ledger-store.ts';
+import type { Planner } from '../adapters/planner.ts';
+import type { TableStateStore } from '../adapters/state-store.ts';
+import type { TaskEventSink } from '../adapters/task-event-sink.ts';
+import type { TaskQueue } from '../adapters/task-queue.ts';
+import { ledgerReport, parseLedgerQuery } from '../domain/ledger.ts';
+import { overviewPage, parseOverviewQuery, summarize } from '../domain/table-overview.ts';
+import { consoleAuth } from './console-auth.ts';
+import type { TableSummaries } from './table-summaries.ts';
+
+export interface ConsoleRouterOptions {
+  readonly planner: Pick<Planner, 'explain'>;
+  readonly states: Pick<TableStateStore, 'getValidated' | 'catalogs'>;
+  readonly queue: Pick<TaskQueue, 'waiting' | 'queue' | 'removeWaiting'>;
+  readonly store: ConsoleStore;
+  readonly summaries: TableSummaries;
+  readonly ledger?: Pick<LedgerStore, 'range' | 'bounds'>;
+  /** Where a cancelled task's `cancelled` event goes. */
+  readonly events: TaskEventSink;
+  readonly token: string;
+  /** See `consoleAuth`; off by default. */
+  readonly trustedUserHeader?: string;
+  readonly logger: Logger;
+  /** Default `() => new Date()`. */
+  readonly clock?: () => Date;
+}
+
+const LISTED = 200;
+const TABLE_LEDGER_WINDOW_MS = 30 * 86_400_000;
+
+function tableParam(req: Request): TableId {
+  try {
+    return parseTableKey(String(req.params.table));
+  } catch (error) {
+    if (error instanceof InvalidTableKeyError) throw new HttpError(400, `table: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * The console's JSON API, mounted at `/console/api` (ADR 0020). Reads: `GET /me`,
+ * `/overview`, `/tables/{table}`, `/catalogs/{catalog}/queue`, `/audit`. Actions (each
+ * written to the audit log): `POST /tables/{table}/pause|resume`,
+ * `POST /catalogs/{catalog}/pause|resume`, `POST /tables/{table}/tasks/{type}/cancel`.
+ */
+export function consoleRouter(options: ConsoleRouterOptions): Router {
+  const router = Router();
+  const clock = options.clock ?? (() => new Date());
+  const { store, states, queue } = options;
+  router.use(
+    consoleAuth({
+      token: options.token,
+      ...(options.trustedUserHeader === undefined
+        ? {}
+        : { trustedUserHeader: options.trustedUserHeader }),
+    }),
+  );
+
+  router.get('/me', (_req, res) => {
+    res.json({ user: res.locals.user as string });
+  });
+
+  router.get('/overview', async (req, res) => {
+    const query = parseOverviewQuery(req.query);
+    const [all, catalogs, pauses] = await Promise.all([
+      options.summaries.all(),
+      states.catalogs(),
+      store.allPauses(),
+    ]);
+    const counts = Map.groupBy(all, (s) => s.catalog);
+    const page = overviewPage(all, query);
+    res.json({
+      catalogs: await Promise.all(
+        catalogs.toSorted().map(async (name) => {
+          const jobs = await queue.queue(name).getJobCounts('prioritized', 'delayed', 'active');
+          return {
+            name,
+            tables: counts.get(name)?.length ?? 0,
+            waiting: (jobs.prioritized ?? 0) + (jobs.delayed ?? 0),
+            running: jobs.active ?? 0,
+            paused: pauses.get(`catalog:${name}`) ?? null,
+          };
+        }),
+      ),
+      ...page,
+      rows: page.rows.map((r) => ({
+        ...r,
+        paused: pauses.get(`table:${r.tableKey}`) ?? pauses.get(`catalog:${r.catalog}`) ?? null,
+      })),
+    });
+  });
+
+  router.get('/tables/:table', async (req, res) => {
+    const id = tableParam(req);
+    const key = tableKey(id);
+    const state = await states.getValidated(key);
+    if (state === undefined) {
+      res
+        .status(404)
+        .json({ error: 'not-found', message: `the planner has seen no state of table ${key}` });
+      return;
+    }
+    const now = clock().getTime();
+    const [explanation, pauses, stored] = await Promise.all([
+      options.planner.explain(key),
+      store.pausesOf(id),
+      options.ledger?.range(id.catalog, now - TABLE_LEDGER_WINDOW_MS, now) ?? Promise.resolve([]),
+    ]);
+    const ledger =
+      options.ledger === undefined
+        ? null
+        : ledgerReport(
+            parseLedgerQuery(
+              {
+                catalog: id.catalog,
+                table: key,
+                since: new Date(now - TABLE_LEDGER_WINDOW_MS).toISOString(),
+                until: new Date(now).toISOString(),
+              },
+              now,
+            ),
+            stored,
+            now,
+            options.ledger.bounds,
+          );
+    res.json({
+      summary: summarize(state),
+      partitions: state.partitions,
+      sizeHistogram: state.sizeHistogram,
+      consolePause: pauses.table ?? null,
+      catalogPause: pauses.catalog ?? null,
+      explanation,
+      ledger,
+    });
+  });
+
+  router.get('/catalogs/:catalog/queue', async (req, res) => {
+    const catalog = String(req.params.catalog);
+    if (!(await states.catalogs()).includes(catalog)) {
+      res.status(404).json({
+        error: 'not-found',
+        message: `the planner has seen no table of catalog ${catalog}`,
+      });
+      return;
+    }
+    const now = clock().getTime();
+    const [waiting, active, failures] = await Promise.all([
+      queue.waiting(catalog, LISTED),
+      queue.queue(catalog).getActive(0, LISTED - 1),
+      store.failures(catalog),
+    ]);
+    res.json({
+      catalog,
+      queue: queueNameForCatalog(catalog),
+      waiting: waiting.map((w) => ({
+        position: w.position,
+        id: w.task.id,
+        type: w.task.type,
+        tableKey: tableKey(w.task.table),
+        state: w.state,
+        priority: w.priority,
+        score: w.task.score,
+        createdAt: w.task.createdAt,
+        waitingMs: Math.max(0, now - Date.parse(w.task.createdAt)),
+      })),
+      running: active.map((job) => {
+        const task = job.data as Task;
+        return {
+          id: task.id,
+          type: task.type,
+          tableKey: tableKey(task.table),
+          startedAt: job.processedOn === undefined ? null : new Date(job.processedOn).toISOString(),
+          attempt: job.attemptsMade + 1,
+        };
+      }),
+      failures,
+    });
+  });
+
+  router.get('/audit', async (req, res) => {
+    const raw = typeof req.query.limit === 'string' ? req.query.limit : '100';
+    const limit = Number(raw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new HttpError(400, 'limit: expected a whole number from 1 to 1000');
+    res.json({ entries: await store.auditLog(limit) });
+  });
+
+  async function act(
+    res: Response,
+    action: string,
+    target: string,
+    run: () => Promise<{ changed: boolean; outcome: string }>,
+  ): Promise<void> {
+    const user = res.locals.user as string;
+    const at = clock().toISOString();
+    const { changed, outcome } = await run();
+    await store.audit({ at, user, action, target, outcome });
+    options.summaries.invalidate();
+    options.logger.info({ user, action, target, outcome }, 'console action');
+    res.json({ action, target, changed, outcome, at, by: user });
+  }
+
+  for (const scope of ['table', 'catalog'] as const satisfies readonly PauseScope[]) {
+    const path = scope === 'table' ? '/tables/:table' : '/catalogs/:catalog';
+    const name = async (req: Request): Promise<string> => {
+      if (scope === 'table') return tableKey(tableParam(req));
+      const catalog = String(req.params.catalog);
+      if (!(await states.catalogs()).includes(catalog))
+        throw new HttpError(404, `the planner has seen no table of catalog ${catalog}`);
+      return catalog;
+    };
+    router.post(`${path}/pause`, async (req, res) => {
+      const target = await name(req);
+      await act(res, `pause ${scope}`, target, async () => {
+        const changed = await store.pause(scope, target, {
+          by: res.locals.user as string,
+          at: clock().toISOString(),
+        });
+        return { changed, outcome: changed ? 'paused' : 'already paused' };
+      });
+    });
+    router.post(`${path}/resume`, async (req, res) => {
+      const target = await name(req);
+      await act(res, `resume ${scope}`, target, async () => {
+        const changed = await store.resume(scope, target);
+        return { changed, outcome: changed ? 'resumed' : 'was not paused' };
+      });
+    });
+  }
+
+  router.post('/tables/:table/tasks/:type/cancel', async (req, res) => {
+    const id = tableParam(req);
+    const type = String(req.params.type);
+    if (!(Object.values(TaskType) as string[]).includes(type))
+      throw new HttpError(400, `type: expected one of ${Object.values(TaskType).join(', ')}`);
+    await act(res, `cancel ${type}`, tableKey(id), async () => {
+      const changed = await queue.removeWaiting(id, type as TaskType);
+      if (changed) {
+        await options.events.publish({
+          taskId: `${type}/${tableKey(id)}`,
+          table: id,
+          taskType: type as TaskType,
+          status: 'cancelled',
+          at: clock().toISOString(),
+          reason: `cancelled from the console by ${res.locals.user as string}`,
+        });
+      }
+      return { changed, outcome: changed ? 'cancelled' : 'no waiting task' };
+    });
+  });
+
+  return router;
+}
