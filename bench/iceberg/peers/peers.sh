@@ -4,6 +4,7 @@
 # Usage: bash bench/iceberg/peers/peers.sh setup|run|long|summary [args]
 #   setup                      Iceberg jar (Maven Central), classes, pyiceberg venv, the table
 #   run ROUNDS PASSES          decode + health, all contenders alternately per round
+#                              (pyiceberg, ~30x slower: PY_ROUNDS rounds of PY_PASSES passes)
 #   long ROUNDS PASSES         JIT steady state: Icepack (both readers) vs Java, many passes
 #   summary FILE.jsonl         the tables for bench/results/
 # Everything downloaded or generated lives under $ICEPACK_CACHE/peers; results (JSON lines,
@@ -105,13 +106,15 @@ cmd_run() {
       run "$mode/icepack" "${ICE[@]}" "$mode" "$M" "$passes" new
       run "$mode/icepack-avsc" "${ICE[@]}" "$mode" "$M" "$passes" avsc
       [[ $mode == decode ]] && run decode/icepack-scan "${ICE[@]}" scan "$M" "$passes" new
-      run "$mode/pyiceberg-full" "${PY[@]}" "$mode-full" "$M" "$passes"
-      run "$mode/pyiceberg-proj" "${PY[@]}" "$mode-proj" "$M" "$passes"
+      if ((round <= ${PY_ROUNDS:-rounds})); then
+        run "$mode/pyiceberg-full" "${PY[@]}" "$mode-full" "$M" "${PY_PASSES:-$passes}"
+        run "$mode/pyiceberg-proj" "${PY[@]}" "$mode-proj" "$M" "${PY_PASSES:-$passes}"
+      fi
       run "$mode/java-full" "${JAVA[@]}" "$mode-full" "$M" "$passes"
       run "$mode/java-proj" "${JAVA[@]}" "$mode-proj" "$M" "$passes"
     done
     run oneshot/icepack "${ICE[@]}" health "$M" 1 new
-    run oneshot/pyiceberg-full "${PY[@]}" health-full "$M" 1
+    ((round <= ${PY_ROUNDS:-rounds})) && run oneshot/pyiceberg-full "${PY[@]}" health-full "$M" 1
     run oneshot/java-proj "${JAVA[@]}" health-proj "$M" 1
   done
   echo "$OUT"
