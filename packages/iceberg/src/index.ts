@@ -98,6 +98,12 @@ export {
 export { decodeManifestList } from './manifest/manifest-list-reader.ts';
 export { decodeManifest, type DecodeManifestResult } from './manifest/manifest-reader.ts';
 export {
+  scanManifest,
+  clearEntryPlans,
+  EntryView,
+  type ScanManifestResult,
+} from './manifest/entry-scanner.ts';
+export {
   MAX_AVRO_DECOMPRESSED_BYTES,
   readAvroContainer,
   type AvroContainer,

@@ -223,6 +223,65 @@ describe('computeTableState', () => {
     });
   });
 
+  it('matches non-ASCII paths and compares sequence numbers above 2^53 exactly', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-exact-'));
+    const table = new TestTableWriter(dir, {
+      formatVersion: 3,
+      partitionFields: [{ name: 'region', type: 'string', sourceId: 3 }],
+    });
+    const old = (seq: string) => ({
+      status: 0 as const,
+      snapshotId: TestTableWriter.snapshotIdFor(1),
+      sequenceNumber: seq,
+      fileSequenceNumber: seq,
+    });
+    const file = (path: string, extra: object = {}) => ({
+      path,
+      sizeBytes: 100,
+      recordCount: 10,
+      partition: { region: 'ré' },
+      ...extra,
+    });
+    await table.commit({
+      operation: 'append',
+      newManifests: [{ entries: [file('données/ü-1.parquet', old('9007199254740995'))] }],
+    });
+    const location = await table.commit({
+      operation: 'delete',
+      newManifests: [
+        {
+          content: 'deletes',
+          entries: [
+            file('dv.puffin', {
+              content: 1,
+              format: 'PUFFIN',
+              referencedDataFile: 'données/ü-1.parquet',
+            }),
+            file('dv.puffin', {
+              content: 1,
+              format: 'PUFFIN',
+              referencedDataFile: 'données/ü-2.parquet',
+            }),
+            // Applies: the data (2^53 + 3) is strictly older than 2^53 + 4 (as doubles both are 2^53 + 4).
+            file('eq-newer', { content: 2, ...old('9007199254740996') }),
+            // Dangling: the same sequence number.
+            file('eq-same', { content: 2, ...old('9007199254740995') }),
+          ],
+        },
+      ],
+    });
+    const state = await computeTableState(await loadTableFromMetadataFile(id, location, io));
+    expect(state.files.deletionVectors).toBe(2);
+    expect(state.files.danglingDeletes).toEqual({
+      positionDeleteFiles: 0,
+      equalityDeleteFiles: 1,
+      deletionVectors: 1,
+    });
+    expect(state.partitions).toEqual([
+      expect.objectContaining({ partition: { region: 'ré' }, dataFiles: 1, deleteFiles: 4 }),
+    ]);
+  });
+
   it('measures every factor of a partitioned merge-on-read table', async () => {
     const table = await newTable();
     const location = await writeHistory(table);

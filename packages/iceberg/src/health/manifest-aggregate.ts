@@ -1,7 +1,8 @@
-import { FileContent, isDeletionVector, type ManifestEntry } from '../manifest/manifest-file.ts';
+import type { EntryView } from '../manifest/entry-scanner.ts';
+import type { ExactLong } from '../manifest/exact-long.ts';
+import { EntryStatus, FileContent } from '../manifest/manifest-file.ts';
 import type { ManifestDerivation } from '../manifest/read-manifests.ts';
-import { DeleteKind, pathHash, type DeleteFacts } from './dangling-deletes.ts';
-import { primitiveText } from './partition-text.ts';
+import { DeleteKind, pathHashOfUtf8, type DeleteFacts } from './dangling-deletes.ts';
 import { SIZE_HISTOGRAM_BOUNDS, bucketIndex } from './size-histogram.ts';
 
 /** Live figures of one partition (within one manifest, or summed over the table). */
@@ -89,68 +90,106 @@ export interface AggregateContext {
   ) => Record<string, string | null>;
 }
 
-// Values are Avro primitives (number, exact-long string, boolean, string) or bytes.
-function rawText(value: unknown): string {
-  if (value === null || value === undefined) return '\u0002';
-  if (value instanceof Uint8Array) return `${Buffer.from(value).toString('hex')}\u0001`;
-  return `${primitiveText(value)}\u0001`;
+/** The raw partition bytes of entries seen, with what they render to. */
+interface PartitionSlot {
+  readonly bytes: Uint8Array;
+  readonly key: string;
+  readonly figures: PartitionFigures;
+  /** Smallest data sequence number of its live data files (exact). */
+  minSequence: ExactLong | undefined;
 }
 
-/** Builds the aggregate of one manifest entry by entry. */
+function lessThan(a: ExactLong, b: ExactLong): boolean {
+  return typeof a === 'number' && typeof b === 'number' ? a < b : BigInt(a) < BigInt(b);
+}
+
+/** FNV-1a over the partition tuple's Avro bytes, kept a small integer (a cheap map key). */
+function bytesHash(buf: Uint8Array, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 16777619);
+  return h & 0x3fffffff;
+}
+
+function sameBytes(a: Uint8Array, buf: Uint8Array, start: number, end: number): boolean {
+  if (a.length !== end - start) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== buf[start + i]) return false;
+  return true;
+}
+
+/**
+ * Builds the aggregate of one manifest entry by entry, from the scanner's reused view: no
+ * object or string per entry (paths are hashed from their bytes; partition tuples are keyed
+ * by their Avro bytes and rendered once per distinct tuple).
+ */
 export function aggregateManifest(
   context: AggregateContext,
 ): ManifestDerivation<ManifestAggregate> {
   const agg = emptyAggregate();
   const threshold = context.smallFileThresholdBytes;
-  // Rendering is the costly part per entry; entries of one partition share the raw tuple shape.
-  const partitionKeys = new Map<string, string>();
-  const partitionOf = (entry: ManifestEntry): { key: string; figures: PartitionFigures } => {
-    const raw = entry.partition;
-    let rawKey = '';
-    for (const value of Object.values(raw)) rawKey += rawText(value);
-    let key = partitionKeys.get(rawKey);
-    let figures = key === undefined ? undefined : agg.partitions.get(key);
-    if (figures === undefined) {
-      const partition = context.renderPartition(raw);
-      key = `${context.specId}\u0000${JSON.stringify(partition)}`;
-      partitionKeys.set(rawKey, key);
-      figures = agg.partitions.get(key);
-      if (figures === undefined) {
-        figures = {
-          specId: context.specId,
-          partition,
-          dataFiles: 0,
-          smallFiles: 0,
-          deleteFiles: 0,
-          bytes: 0,
-        };
-        agg.partitions.set(key, figures);
-      }
+  const slots = new Map<number, PartitionSlot[]>();
+  let lastSnapshot = '';
+  let lastAdded: AddedFigures | undefined;
+  const allSlots: PartitionSlot[] = [];
+  const partitionOf = (entry: EntryView): PartitionSlot => {
+    const buf = entry.buf;
+    const start = entry.partitionStart;
+    const end = entry.partitionEnd;
+    const hash = bytesHash(buf, start, end);
+    let list = slots.get(hash);
+    if (list !== undefined) {
+      for (const slot of list) if (sameBytes(slot.bytes, buf, start, end)) return slot;
+    } else {
+      list = [];
+      slots.set(hash, list);
     }
-    return { key: key!, figures };
+    // Different bytes may render alike (e.g. a non-minimal varint): one figure per rendering.
+    const partition = context.renderPartition(entry.partition());
+    const key = `${context.specId}\u0000${JSON.stringify(partition)}`;
+    let figures = agg.partitions.get(key);
+    if (figures === undefined) {
+      figures = {
+        specId: context.specId,
+        partition,
+        dataFiles: 0,
+        smallFiles: 0,
+        deleteFiles: 0,
+        bytes: 0,
+      };
+      agg.partitions.set(key, figures);
+    }
+    const slot: PartitionSlot = {
+      bytes: buf.slice(start, end),
+      key,
+      figures,
+      minSequence: undefined,
+    };
+    list.push(slot);
+    allSlots.push(slot);
+    return slot;
   };
-  const deleteFacts = (entry: ManifestEntry, kind: DeleteKind, partitionKey: string): void => {
+  const deleteFacts = (entry: EntryView, kind: DeleteKind, partitionKey: string): void => {
+    const ref = entry.referencedRange();
     agg.deletes.push({
       kind,
       partitionKey,
       unpartitionedSpec: context.unpartitionedSpec,
       sequenceNumber: BigInt(entry.sequenceNumber),
-      referencedPathHash:
-        entry.referencedDataFile === null ? null : pathHash(entry.referencedDataFile),
+      referencedPathHash: ref === null ? null : pathHashOfUtf8(entry.buf, ref[0], ref[1]),
     });
   };
 
   return {
     visit(entry) {
-      if (entry.status === 2) return;
+      if (entry.status === EntryStatus.deleted) return;
       const size = entry.fileSizeInBytes;
-      const { key, figures: part } = partitionOf(entry);
+      const slot = partitionOf(entry);
+      const part = slot.figures;
       switch (entry.content) {
         case FileContent.data: {
-          const seq = BigInt(entry.sequenceNumber);
-          const min = agg.dataMinSequence.get(key);
-          if (min === undefined || seq < min) agg.dataMinSequence.set(key, seq);
-          agg.dataPathHashes.push(pathHash(entry.filePath));
+          const seq = entry.sequenceNumber;
+          if (slot.minSequence === undefined || lessThan(seq, slot.minSequence))
+            slot.minSequence = seq;
+          agg.dataPathHashes.push(pathHashOfUtf8(entry.buf, entry.pathStart, entry.pathEnd));
           agg.dataFiles++;
           agg.dataBytes += size;
           agg.records += entry.recordCount;
@@ -164,10 +203,16 @@ export function aggregateManifest(
           const b = bucketIndex(size);
           agg.histogramFiles[b]!++;
           agg.histogramBytes[b]! += size;
-          let added = agg.addedBySnapshot.get(entry.snapshotId);
+          // Entries of a manifest mostly share one snapshot: look it up when it changes.
+          let added = entry.snapshotId === lastSnapshot ? lastAdded : undefined;
           if (added === undefined) {
-            added = { files: 0, bytes: 0, records: 0 };
-            agg.addedBySnapshot.set(entry.snapshotId, added);
+            added = agg.addedBySnapshot.get(entry.snapshotId);
+            if (added === undefined) {
+              added = { files: 0, bytes: 0, records: 0 };
+              agg.addedBySnapshot.set(entry.snapshotId, added);
+            }
+            lastSnapshot = entry.snapshotId;
+            lastAdded = added;
           }
           added.files++;
           added.bytes += size;
@@ -177,14 +222,14 @@ export function aggregateManifest(
         case FileContent.positionDeletes:
           part.deleteFiles++;
           agg.positionDeleteRecords += entry.recordCount;
-          if (isDeletionVector(entry)) {
+          if (entry.isDeletionVector()) {
             agg.deletionVectors++;
-            agg.puffinFiles.set(entry.filePath, size);
-            deleteFacts(entry, DeleteKind.vector, key);
+            agg.puffinFiles.set(entry.filePath(), size);
+            deleteFacts(entry, DeleteKind.vector, slot.key);
           } else {
             agg.positionDeleteFiles++;
             agg.deleteFileBytes += size;
-            deleteFacts(entry, DeleteKind.position, key);
+            deleteFacts(entry, DeleteKind.position, slot.key);
           }
           return;
         case FileContent.equalityDeletes:
@@ -192,11 +237,17 @@ export function aggregateManifest(
           agg.equalityDeleteFiles++;
           agg.deleteFileBytes += size;
           agg.equalityDeleteRecords += entry.recordCount;
-          deleteFacts(entry, DeleteKind.equality, key);
+          deleteFacts(entry, DeleteKind.equality, slot.key);
           return;
       }
     },
     finish() {
+      for (const slot of allSlots) {
+        if (slot.minSequence === undefined) continue;
+        const seq = BigInt(slot.minSequence);
+        const min = agg.dataMinSequence.get(slot.key);
+        if (min === undefined || seq < min) agg.dataMinSequence.set(slot.key, seq);
+      }
       let bytes = 400 + 160 * agg.addedBySnapshot.size;
       bytes += 8 * agg.dataPathHashes.length + 120 * agg.deletes.length;
       for (const key of agg.dataMinSequence.keys()) bytes += 80 + 2 * key.length;

@@ -47,6 +47,8 @@ function readLong(buf: Buffer, pos: number, file: string): [number, number] {
  */
 export const MAX_AVRO_DECOMPRESSED_BYTES = 256 * 2 ** 20;
 
+const CHUNK = 64 * 1024;
+
 function decompress(codec: string, data: Buffer, file: string, budget: number): Buffer {
   const tooLarge = (): IcebergError =>
     corrupt(
@@ -60,7 +62,8 @@ function decompress(codec: string, data: Buffer, file: string, budget: number): 
         out = data;
         break;
       case 'deflate':
-        out = inflateRawSync(data, { maxOutputLength: Math.max(1, budget) });
+        // Blocks are ~64 KiB decompressed (Iceberg Java's default): one output chunk, no concat.
+        out = inflateRawSync(data, { maxOutputLength: Math.max(1, budget), chunkSize: CHUNK });
         break;
       case 'zstandard':
         out = zstdDecompressSync(data, { maxOutputLength: Math.max(1, budget) });

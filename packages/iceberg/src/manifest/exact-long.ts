@@ -51,7 +51,8 @@ function isExactLong(value: unknown): boolean {
   return typeof value === 'string' && /^-?\d+$/.test(value);
 }
 
-interface Tap {
+/** A read position in a buffer (avsc's tap, the entry scanner's cursor). */
+export interface Tap {
   buf: Uint8Array;
   pos: number;
 }
@@ -62,7 +63,7 @@ interface Tap {
  * Past the end of the buffer the tap's position ends up beyond it, which avsc reports as a
  * truncated record.
  */
-function readExactLong(tap: Tap): ExactLong {
+export function readExactLong(tap: Tap): ExactLong {
   const buf = tap.buf;
   let pos = tap.pos;
   let lo = 0;

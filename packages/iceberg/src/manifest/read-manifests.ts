@@ -3,7 +3,8 @@ import type { Snapshot } from '../metadata/table-model.ts';
 import type { ManifestCache } from './manifest-cache.ts';
 import type { ManifestEntry, ManifestFile } from './manifest-file.ts';
 import { decodeManifestList } from './manifest-list-reader.ts';
-import { decodeManifest } from './manifest-reader.ts';
+import { scanManifest, type EntryView } from './entry-scanner.ts';
+import { toManifestEntry } from './manifest-reader.ts';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
 
 /** A rough heap estimate: object overhead plus UTF-16 strings. */
@@ -62,7 +63,8 @@ export async function readManifestEntries(
     io,
     manifest,
     cache,
-    (e) => {
+    (view) => {
+      const e = toManifestEntry(view);
       entries.push(e);
       bytes += entryBytes(e);
     },
@@ -74,7 +76,8 @@ export async function readManifestEntries(
 
 /** Something computed from all entries of one manifest, with its estimated size. */
 export interface ManifestDerivation<T> {
-  visit(entry: ManifestEntry): void;
+  /** Called with the scanner's reused view: copy what outlives the call. */
+  visit(entry: EntryView): void;
   finish(): { value: T; bytes: number };
 }
 
@@ -103,12 +106,12 @@ async function visitManifest(
   io: FileIO,
   manifest: ManifestFile,
   cache: ManifestCache,
-  onEntry: (entry: ManifestEntry) => void,
+  onEntry: (entry: EntryView) => void,
   signal?: AbortSignal,
 ): Promise<void> {
   const bytes = await io.read(manifest.path, signal);
   cache.stats.manifestsRead++;
   cache.stats.bytesRead += bytes.byteLength;
-  const { entries } = decodeManifest(bytes, manifest, onEntry);
+  const { entries } = scanManifest(bytes, manifest, onEntry);
   cache.stats.entriesDecoded += entries;
 }
