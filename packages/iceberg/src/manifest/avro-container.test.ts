@@ -1,21 +1,11 @@
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
+import { icebergErrorOf } from '../testing/iceberg-error-of.ts';
 import { encodeAvroContainer } from '../testing/avro-writer.ts';
 import { MAX_AVRO_DECOMPRESSED_BYTES, readAvroContainer } from './avro-container.ts';
 import { encodeZigZag } from './exact-long.ts';
 
 const schema = { type: 'record', name: 'r', fields: [{ name: 's', type: 'string' }] };
-
-function catchError(fn: () => unknown): IcebergError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected an IcebergError');
-}
 
 /** A valid container whose one deflate block inflates to `size` bytes of zeros (a "bomb"). */
 function bomb(size: number): Buffer {
@@ -39,7 +29,7 @@ describe('readAvroContainer: decompression cap', () => {
   it('stops a block that inflates past the cap with a corrupt-file error naming the file', () => {
     const bytes = bomb(1 << 20);
     expect(bytes.length).toBeLessThan(8 * 1024); // 1 MiB of zeros deflates to ~1 KiB
-    const error = catchError(() => readAvroContainer(bytes, 'file:/t/bomb.avro', 64 * 1024));
+    const error = icebergErrorOf(() => readAvroContainer(bytes, 'file:/t/bomb.avro', 64 * 1024));
     expect(error.kind).toBe('corrupt-file');
     expect(error.context.file).toBe('file:/t/bomb.avro');
     expect(error.message).toMatch(/decompresses to more than 65536 more bytes/);
@@ -52,14 +42,14 @@ describe('readAvroContainer: decompression cap', () => {
     const bytes = encodeAvroContainer(schema, records, { codec: 'deflate', recordsPerBlock: 4 });
     // Each block is ~4 KiB; ten of them pass a 64 KiB budget, not a 16 KiB one.
     expect(readAvroContainer(bytes, 'file:/t/m.avro', 64 * 1024).blocks).toHaveLength(10);
-    expect(catchError(() => readAvroContainer(bytes, 'file:/t/m.avro', 16 * 1024)).message).toMatch(
-      /limit per file/,
-    );
+    expect(
+      icebergErrorOf(() => readAvroContainer(bytes, 'file:/t/m.avro', 16 * 1024)).message,
+    ).toMatch(/limit per file/);
   });
 
   it('applies the cap to uncompressed files too', () => {
     const bytes = encodeAvroContainer(schema, [{ s: 'z'.repeat(10_000) }], { codec: 'null' });
-    expect(catchError(() => readAvroContainer(bytes, 'file:/t/n.avro', 1024)).kind).toBe(
+    expect(icebergErrorOf(() => readAvroContainer(bytes, 'file:/t/n.avro', 1024)).kind).toBe(
       'corrupt-file',
     );
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
+import { icebergErrorOf } from '../testing/iceberg-error-of.ts';
 import { encodeAvroContainer } from '../testing/avro-writer.ts';
 import { encodeManifest, manifestEntrySchema } from '../testing/manifest-writer.ts';
 import { scanManifest, type EntryView } from './entry-scanner.ts';
@@ -45,16 +45,6 @@ function scanAll(bytes: Uint8Array, manifest = manifestFile()): Record<string, u
     }),
   );
   return out;
-}
-
-function errorOf(fn: () => unknown): IcebergError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected an IcebergError');
 }
 
 describe('scanManifest', () => {
@@ -277,10 +267,10 @@ describe('scanManifest', () => {
         entries: [{ path: 'a', recordCount: 1, sizeBytes: 1, ...e }],
         avro: { codec: 'null' },
       });
-    const status = errorOf(() => scanAll(one({ status: 3 as 0 })));
+    const status = icebergErrorOf(() => scanAll(one({ status: 3 as 0 })));
     expect(status.kind).toBe('corrupt-file');
     expect(status.message).toMatch(/unknown entry status 3.*scan\.avro/);
-    expect(errorOf(() => scanAll(one({ content: 7 as 0 }))).message).toMatch(
+    expect(icebergErrorOf(() => scanAll(one({ content: 7 as 0 }))).message).toMatch(
       /unknown file content 7/,
     );
 
@@ -290,7 +280,7 @@ describe('scanManifest', () => {
     expect(bytes[blockAt]).toBe(0x02); // zig-zag 1
     const twice = Buffer.from(bytes);
     twice[blockAt] = 0x04; // zig-zag 2
-    const truncated = errorOf(() => scanAll(twice));
+    const truncated = icebergErrorOf(() => scanAll(twice));
     expect(truncated.kind).toBe('corrupt-file');
     expect(truncated.message).toMatch(/truncated record 1/);
     expect(truncated.context.file).toBe('file:/t/metadata/scan.avro');
@@ -300,7 +290,7 @@ describe('scanManifest', () => {
     while ((bytes[pos++]! & 0x80) !== 0); // the block's byte size
     const badUnion = Buffer.from(bytes);
     badUnion[pos + 1] = 0x0a; // after status (one byte): the union index, zig-zag 5
-    expect(errorOf(() => scanAll(badUnion)).message).toMatch(/union branch 5/);
+    expect(icebergErrorOf(() => scanAll(badUnion)).message).toMatch(/union branch 5/);
   });
 
   it('refuses a schema whose kept fields have unexpected types, naming the field', () => {
@@ -310,7 +300,7 @@ describe('scanManifest', () => {
       fields: schema.fields.map((f) => (f.name === 'status' ? { ...f, type: 'string' } : f)),
     };
     const bytes = encodeAvroContainer(broken, [], {});
-    const error = errorOf(() => scanAll(Buffer.concat([bytes])));
+    const error = icebergErrorOf(() => scanAll(Buffer.concat([bytes])));
     expect(error.kind).toBe('corrupt-file');
     expect(error.message).toMatch(/status has type "string"/);
   });

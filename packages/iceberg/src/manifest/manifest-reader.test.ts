@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
+import { icebergErrorOf } from '../testing/iceberg-error-of.ts';
 import { encodeManifest, encodeManifestList } from '../testing/manifest-writer.ts';
 import type { ManifestEntry, ManifestFile } from './manifest-file.ts';
 import { decodeManifestList } from './manifest-list-reader.ts';
@@ -31,16 +31,6 @@ function decodeAll(bytes: Uint8Array, manifest: ManifestFile): ManifestEntry[] {
   const out: ManifestEntry[] = [];
   decodeManifest(bytes, manifest, (e) => out.push(e));
   return out;
-}
-
-function catchError(fn: () => unknown): IcebergError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected an IcebergError');
 }
 
 describe('decodeManifestList', () => {
@@ -162,7 +152,7 @@ describe('decodeManifest', () => {
       formatVersion: 2,
       entries: [{ status: 0, snapshotId: '1', path: 'x', recordCount: 1, sizeBytes: 1 }],
     });
-    const error = catchError(() => decodeAll(bytes, manifestFile()));
+    const error = icebergErrorOf(() => decodeAll(bytes, manifestFile()));
     expect(error.kind).toBe('corrupt-file');
     expect(error.message).toContain('file:/t/metadata/m0.avro');
   });
@@ -232,7 +222,9 @@ describe('decodeManifest', () => {
       formatVersion: 2,
       entries: [{ path: 'a', recordCount: 1, sizeBytes: 1 }],
     });
-    const error = catchError(() => decodeAll(bytes.subarray(0, bytes.length - 20), manifestFile()));
+    const error = icebergErrorOf(() =>
+      decodeAll(bytes.subarray(0, bytes.length - 20), manifestFile()),
+    );
     expect(error.kind).toBe('corrupt-file');
     expect(error.context.file).toBe('file:/t/metadata/m0.avro');
     expect(error.message).toContain('file:/t/metadata/m0.avro');
@@ -244,8 +236,8 @@ describe('decodeManifest', () => {
     );
     // Damage the compressed block (after the header); deflate or the sync check must notice.
     for (let i = bytes.length - 40; i < bytes.length - 17; i++) bytes[i] = 0xff;
-    expect(catchError(() => decodeAll(bytes, manifestFile())).kind).toBe('corrupt-file');
-    const notAvro = catchError(() => decodeAll(Buffer.from('{"not":"avro"}'), manifestFile()));
+    expect(icebergErrorOf(() => decodeAll(bytes, manifestFile())).kind).toBe('corrupt-file');
+    const notAvro = icebergErrorOf(() => decodeAll(Buffer.from('{"not":"avro"}'), manifestFile()));
     expect(notAvro.kind).toBe('corrupt-file');
     expect(notAvro.message).toMatch(/bad magic.*m0\.avro/);
   });
