@@ -131,6 +131,7 @@ export async function runLakeSim(
         ...['--retention-minutes', String(options.retentionMinutes)],
         ...['--probe-every-minutes', String(options.probeEveryMinutes)],
         ...['--load', String(options.load)],
+        ...['--max-per-kind', String(options.maxPerKind)],
       ],
       { env: { ...process.env, ICEPACK_SPARK_JARS: env.sparkJars }, stdio: 'pipe' },
     );

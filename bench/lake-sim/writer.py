@@ -100,7 +100,7 @@ def lake(args) -> list[Table]:
     tables = []
     seconds = args.minutes * 60.0
     for kind, n in COUNTS.items():
-        for k in range(n):
+        for k in range(min(n, args.max_per_kind)):
             name = f"{kind}_{k:02d}"
             period = PERIODS[kind] / args.load
             phase = random.Random(f"{args.seed}:{name}:phase").uniform(0, period)
@@ -592,6 +592,7 @@ def main() -> int:
     parser.add_argument("--probe-every-minutes", type=float, default=5.0)
     parser.add_argument("--load", type=float, default=1.0)
     parser.add_argument("--threads", type=int, default=3)
+    parser.add_argument("--max-per-kind", type=int, default=max(COUNTS.values()))
     args = parser.parse_args()
 
     os.environ.setdefault("ICEPACK_SPARK_DRIVER_MEMORY", "2g")

@@ -24,6 +24,11 @@ describe('parseOptions', () => {
     [['--minutes', '3', '--policy', 'nightly'], '--policy: expected none|cron|icepack'],
     [['--minutes', '3', '--policy', 'none', '--seed', '1.5'], '--seed: expected a whole number'],
     [['--minutes', '3', '--policy', 'none', '--load', '-1'], '--load: expected a number > 0'],
+    [['--minutes', '3', '--policy', 'none', '--max-per-kind', '0'], '--max-per-kind: expected'],
+    [
+      ['--minutes', '3', '--policy', 'none', '--max-per-kind', '1.5'],
+      '--max-per-kind: expected a whole number',
+    ],
     [['--minutes', '3', '--policy', 'none', '--fast'], 'unknown flag "--fast"'],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseOptions(argv, '/o')).toThrow(OptionError);

@@ -21,6 +21,11 @@ export interface SimOptions {
   readonly load: number;
   /** With Icepack: how long to wait, after the writers stop, for its queue to drain. */
   readonly settleMinutes: number;
+  /**
+   * At most this many tables of each kind (the lake has 8 stream, 6 CDC, 6 batch, 2 evolving
+   * and 2 tagged tables); fewer keeps every writer kind at a fraction of the cost.
+   */
+  readonly maxPerKind: number;
   /** Where the markdown and HTML reports go. */
   readonly outDir: string;
 }
@@ -33,6 +38,7 @@ export const DEFAULTS: Omit<SimOptions, 'minutes' | 'policies' | 'outDir'> = {
   sampleSeconds: 20,
   load: 1,
   settleMinutes: 5,
+  maxPerKind: 8,
 };
 
 /** The options that shape a run (recorded with its result): all but policies and outDir. */
@@ -59,6 +65,7 @@ const NUMERIC: Record<string, keyof SimOptions> = {
   '--sample-seconds': 'sampleSeconds',
   '--load': 'load',
   '--settle-minutes': 'settleMinutes',
+  '--max-per-kind': 'maxPerKind',
 };
 
 function positive(flag: string, text: string | undefined, integer: boolean): number {
@@ -83,7 +90,7 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
     i++;
     const numeric = NUMERIC[flag];
     if (numeric !== undefined) {
-      numbers[numeric] = positive(flag, value, flag === '--seed');
+      numbers[numeric] = positive(flag, value, flag === '--seed' || flag === '--max-per-kind');
     } else if (flag === '--policy') {
       const names = (value ?? '').split(',').filter((p) => p !== '');
       const bad = names.find((p) => !(Policies as readonly string[]).includes(p));
