@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
-import { deleteTopics, KafkaClient, createLogger } from '@icepack/runtime';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { deleteTopics, EnvelopeProducer, KafkaClient, createLogger } from '@icepack/runtime';
 import { ServiceProcess } from '@icepack/runtime/testing';
 import { Redis } from 'ioredis';
 import { sparkSql } from '../fixtures/spark-sql.ts';
+import { startNamespaceScopedCatalog } from '../catalog/namespace-scoped-catalog.ts';
 import {
   queueNameForCatalog,
   Topics,
@@ -11,12 +14,14 @@ import {
   sampleMergeTask,
   sampleTableId,
   tableKey,
+  TaskEventTypes,
 } from '@icepack/types';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { LocalCluster } from '../../../services/provisioner/src/adapters/local-cluster.ts';
 import { startTestProvisioner } from '../../../services/provisioner/src/testing/test-provisioner.ts';
 import type { ApiError } from '../../../services/provisioner/src/testing/test-provisioner.ts';
 import { sparkApplication } from '../../../services/dispatcher/src/runners/spark-application.ts';
+import { testBinding } from '../../../services/dispatcher/src/adapters/testing/test-binding.ts';
 import {
   cleanupTest,
   scannerEnv,
@@ -26,8 +31,10 @@ import {
 import { dropNamespaceTree } from '../../../services/metadata-scanner/src/testing/rest-tables.ts';
 import { TopicReader } from '../../../services/metadata-scanner/src/testing/topic-reader.ts';
 
-// Known secrets go in where an operator or an attacker would put them; every log line and
-// Kafka message the run produces is then searched for their values.
+// Known secrets go in where an operator or an attacker would put them; the four services
+// carry a task from registration to a real Spark run, and every log line, Kafka message,
+// BullMQ job and run file they produce is then searched for the values. The Kubernetes
+// objects of a run with a Secret-held credential: operator-real.int.test.ts.
 
 const infra = inject('infra');
 const suffix = randomUUID().slice(0, 8);
@@ -45,12 +52,15 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** Task events that end a run. */
+const ENDS: string[] = [TaskEventTypes.succeeded, TaskEventTypes.failed, TaskEventTypes.skipped];
+
 function leaks(text: string): string[] {
   return Object.values(secrets).filter((value) => text.includes(value));
 }
 
-describe('known secrets through registration → Kafka → scanner, and the job the dispatcher builds', () => {
-  it('reach no log line, no Kafka message and no Spark conf or argument', async () => {
+describe('known secrets through registration → Kafka → scanner → planner → a task the dispatcher runs', () => {
+  it('reach no log line, no Kafka message, no BullMQ job, no run file and no Spark conf or argument', async () => {
     process.env[tokenVar] = secrets.token;
     cleanups.push(() => Promise.resolve(delete process.env[tokenVar]));
     const provisioner = await startTestProvisioner({
@@ -79,10 +89,17 @@ describe('known secrets through registration → Kafka → scanner, and the job 
     }
 
     // The credential by reference: published, the scanner resolves it and scans with it.
+    // The catalog is the shared one seen through this test's namespace only, so the services
+    // plan and run nothing on tables other test files left there.
+    const scoped = await startNamespaceScopedCatalog({
+      target: infra.catalogUri,
+      namespace: names.id,
+    });
+    cleanups.push(() => scoped.close());
     const created = await provisioner.api('POST', '/v1/catalogs', {
       name: catalog,
       type: 'rest',
-      uri: infra.catalogUri,
+      uri: scoped.uri,
       auth: { type: 'bearer', token: { env: tokenVar } },
       probeCredentials: true,
     });
@@ -90,11 +107,12 @@ describe('known secrets through registration → Kafka → scanner, and the job 
     await catalogs.waitFor(() => catalogs.byKey(catalog).length > 0, 'the catalog on Kafka');
 
     const table = sampleTableId({ catalog, namespace: [names.id], name: 'orders' });
-    // Three snapshots above a snapshot threshold of 1: the planner queues a cleanup task.
+    // Three snapshots above a snapshot threshold of 1, and older than a 1 ms retention: the
+    // planner queues a cleanup task.
     const sqlName = `h6.${names.id}.${table.name}`;
     await sparkSql(infra, 'h6', [
       `CREATE NAMESPACE IF NOT EXISTS h6.${names.id}`,
-      `CREATE TABLE ${sqlName} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', 'icepack.snapshot-threshold'='1')`,
+      `CREATE TABLE ${sqlName} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='2', 'icepack.snapshot-threshold'='1', 'history.expire.max-snapshot-age-ms'='1')`,
       `INSERT INTO ${sqlName} VALUES (1)`,
       `INSERT INTO ${sqlName} VALUES (2)`,
       `INSERT INTO ${sqlName} VALUES (3)`,
@@ -171,6 +189,87 @@ describe('known secrets through registration → Kafka → scanner, and the job 
       planner.describe(),
     ).toBe(true);
 
+    // The dispatcher runs that task for real (local runner: a Spark job), with the catalog
+    // credential in its environment, as the chart gives it.
+    const bindingsTopic = `${names.id}.dispatcher-bindings`;
+    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-redaction-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    const taskEvents = await TopicReader.start(infra.kafkaBrokers, Topics.taskEvents);
+    cleanups.push(() => taskEvents.stop());
+    const control = new KafkaClient({
+      brokers: infra.kafkaBrokers,
+      clientId: `h6-${suffix}`,
+      logger: createLogger({ service: 'redaction-test', level: 'silent' }),
+    });
+    const controlProducer = new EnvelopeProducer(control);
+    await controlProducer.connect();
+    cleanups.push(async () => {
+      await controlProducer.disconnect();
+      await deleteTopics(control, [bindingsTopic]).catch(() => undefined);
+      await control.close();
+    });
+    await controlProducer.publish(
+      bindingsTopic,
+      'BindingUpdated',
+      catalog,
+      testBinding(catalog, { slots: 1 }),
+    );
+    const dispatcher = await ServiceProcess.start({
+      entry: resolve(import.meta.dirname, '../../../services/dispatcher/src/main.ts'),
+      env: {
+        ICEPACK_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        ICEPACK_REDIS_URL: infra.redisUrl,
+        ICEPACK_LOG_LEVEL: 'debug',
+        ICEPACK_DISPATCHER_CATALOGS_TOPIC: Topics.catalogs,
+        ICEPACK_DISPATCHER_BINDINGS_TOPIC: bindingsTopic,
+        ICEPACK_DISPATCHER_CATALOGS: catalog,
+        ICEPACK_DISPATCHER_STATE_DIR: stateDir,
+        ICEPACK_SPARK_JARS: infra.sparkJars,
+        ICEPACK_LOCAL_CATALOGS: '*',
+        [tokenVar]: secrets.token,
+      },
+    });
+    cleanups.push(() => dispatcher.stop('SIGTERM'));
+    const ended = await taskEvents
+      .waitFor(
+        (messages) =>
+          messages.find(
+            (m) =>
+              m.key === tableKey(table) &&
+              ENDS.includes(String((m.value as { type?: string } | null)?.type)),
+          ),
+        'the task run by the dispatcher to end',
+        240_000,
+      )
+      .catch(async (error: unknown) => {
+        const keys = await redis.keys(queueKeys);
+        const shapes = await Promise.all(
+          keys.map(async (key) => `${key} ${await redis.type(key)}`),
+        );
+        const own = dispatcher.lines.filter((line) => line.component !== 'kafkajs');
+        throw new Error(
+          `${String(error)}\nqueue keys:\n${shapes.join('\n')}\n${own
+            .slice(-40)
+            .map((line) => JSON.stringify(line))
+            .join('\n')}\n${dispatcher.stderr.slice(-20).join('\n')}`,
+        );
+      });
+    // Everything the run left: its directory (launch line, Spark's output, the result).
+    const runFiles: string[] = [];
+    for (const entry of await readdir(stateDir, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) runFiles.push(await readFile(join(entry.parentPath, entry.name), 'utf8'));
+    }
+    expect(runFiles.length, 'the run directory').toBeGreaterThan(0);
+    const runOutput = [
+      ...dispatcher.lines.map((line) => JSON.stringify(line)),
+      ...dispatcher.stderr,
+      ...taskEvents.byKey(tableKey(table)).map((m) => JSON.stringify(m)),
+      ...(await queueHashes()),
+      ...runFiles,
+    ];
+    expect(JSON.stringify(ended)).toContain(table.name);
+    expect(runOutput.flatMap(leaks)).toEqual([]);
+
     const dispatcherConf = sparkApplication(
       {
         taskRun: `t@${suffix}`,
@@ -223,5 +322,5 @@ describe('known secrets through registration → Kafka → scanner, and the job 
       'spark.hadoop.fs.azure.account.key.lake.dfs.core.windows.net',
     ])
       expect(javaLike.test(key), key).toBe(true);
-  }, 300_000);
+  }, 600_000);
 });

@@ -1,0 +1,77 @@
+import { createServer, request as forward, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface NamespaceScopedCatalog {
+  /** The catalog's URI: the shared REST catalog, seen through one top-level namespace. */
+  readonly uri: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A test's own catalog over the shared REST catalog (docs/testing.md): every request is
+ * forwarded unchanged, except that namespace listings show only `namespace` and its children.
+ * A service that walks this catalog then sees the test's tables alone — not the tables other
+ * test files left in the shared catalog — without starting a second catalog server.
+ */
+export async function startNamespaceScopedCatalog(options: {
+  /** The shared REST catalog's URI. */
+  readonly target: string;
+  /** The one top-level namespace it shows. */
+  readonly namespace: string;
+}): Promise<NamespaceScopedCatalog> {
+  const upstream = new URL(options.target);
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://scoped').pathname;
+    const listing = req.method === 'GET' && /^\/v1\/(?:[^/]+\/)?namespaces$/.test(path);
+    const out = forward(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        // A listing is rewritten here, so it is asked for uncompressed.
+        headers: {
+          ...req.headers,
+          host: upstream.host,
+          ...(listing ? { 'accept-encoding': 'identity' } : {}),
+        },
+      },
+      (answer) => {
+        if (!listing || answer.statusCode !== 200) {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            namespaces: string[][];
+          };
+          const text = JSON.stringify({
+            ...body,
+            namespaces: body.namespaces.filter((ns) => ns[0] === options.namespace),
+          });
+          res
+            .writeHead(200, {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(text),
+            })
+            .end(text);
+        });
+      },
+    );
+    out.on('error', () => res.writeHead(502).end());
+    req.pipe(out);
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    uri: `http://127.0.0.1:${String(port)}`,
+    close: () =>
+      new Promise<void>((closed) => {
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
+  };
+}
