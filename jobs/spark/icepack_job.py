@@ -672,13 +672,72 @@ def process_cpu_seconds(pids: list[int]) -> float | None:
         return None
 
 
-def local_cpu_seconds(spark) -> float | None:
-    """The run's CPU in local mode: the Spark JVM (driver and executors in one process; it
-    launched this Python, its parent) and this Python. None on a cluster, where executors run
-    elsewhere."""
-    if not str(spark.sparkContext.master).startswith("local"):
+# The most a stage listing may hold: a maintenance run has a few dozen stages, each a few KiB.
+STAGES_RESPONSE_LIMIT = 8 * 1024 * 1024
+
+
+def executor_cpu_seconds(stages: list[Mapping[str, Any]]) -> float:
+    """CPU seconds the executors spent on the tasks of these stages (Spark's monitoring API,
+    `/api/v1/applications/<id>/stages`): `executorCpuTime` + `executorDeserializeCpuTime`,
+    both in nanoseconds."""
+    nanos = 0
+    for stage in stages:
+        for key in ("executorCpuTime", "executorDeserializeCpuTime"):
+            value = stage.get(key, 0)
+            if isinstance(value, int) and value > 0:
+                nanos += value
+    return nanos / 1e9
+
+
+def executors_in_driver(master: str) -> bool:
+    """Local mode (`local`, `local[4]`, `local[*, 3]`) runs the executors as threads of the driver
+    JVM; `local-cluster[…]`, Kubernetes and the other masters run them in JVMs of their own."""
+    return master == "local" or master.startswith("local[")
+
+
+def stages_settled(stages: list[Mapping[str, Any]]) -> bool:
+    """True when no stage runs or waits any more: its figures are final."""
+    return all(s.get("status") not in ("ACTIVE", "PENDING") and not s.get("numActiveTasks") for s in stages)
+
+
+def stages_of(ui_url: str, app_id: str, timeout: float = 10.0) -> list[Mapping[str, Any]]:
+    """The application's stages from its driver's monitoring API (bounded read)."""
+    import urllib.request
+
+    url = f"{ui_url.rstrip('/')}/api/v1/applications/{app_id}/stages"
+    with urllib.request.urlopen(url, timeout=timeout) as answer:
+        body = answer.read(STAGES_RESPONSE_LIMIT + 1)
+    if len(body) > STAGES_RESPONSE_LIMIT:
+        raise ValueError("stage listing over its size limit")
+    stages = json.loads(body)
+    if not isinstance(stages, list):
+        raise ValueError("stage listing is not a list")
+    return [s for s in stages if isinstance(s, dict)]
+
+
+def run_cpu_seconds(spark) -> float | None:
+    """The run's CPU: the driver — the Spark JVM (it launched this Python, its parent) and this
+    Python — plus, on a cluster, what the executors spent on the run's tasks (Spark's
+    monitoring API on the driver; in local mode the executors are threads of the driver JVM and
+    already counted). None when it cannot be told (no /proc, the driver UI off on a cluster)."""
+    driver = process_cpu_seconds([os.getppid(), os.getpid()])
+    context = spark.sparkContext
+    if driver is None or executors_in_driver(str(context.master)):
+        return driver
+    ui_url = context.uiWebUrl
+    if not ui_url:
         return None
-    return process_cpu_seconds([os.getppid(), os.getpid()])
+    try:
+        # The monitoring store is fed by Spark's listener bus, after the tasks end: wait (a
+        # little) until no stage of the run still shows as running.
+        for _ in range(20):
+            stages = stages_of(ui_url, context.applicationId)
+            if stages_settled(stages):
+                break
+            time.sleep(0.25)
+        return driver + executor_cpu_seconds(stages)
+    except (OSError, ValueError):
+        return None
 
 
 def summary_int(summary: Mapping[str, str], key: str) -> int:
@@ -748,7 +807,7 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
             outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
         after = table_figures(table)
         commits = commit_totals(commits_since(table, before["snapshotId"]))
-        cpu = local_cpu_seconds(spark)
+        cpu = run_cpu_seconds(spark)
     finally:
         spark.stop()
     return {

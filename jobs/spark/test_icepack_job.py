@@ -69,6 +69,63 @@ class LedgerFiguresTest(unittest.TestCase):
             self.assertGreaterEqual(seconds, 0)
         self.assertIsNone(job.process_cpu_seconds([2**22 + 7]))
 
+    def test_executor_cpu_is_the_stages_cpu_and_deserialize_time(self):
+        stages = [
+            {"stageId": 0, "executorCpuTime": 1_500_000_000, "executorDeserializeCpuTime": 250_000_000},
+            {"stageId": 1, "executorCpuTime": 2_000_000_000},
+            {"stageId": 2, "executorCpuTime": -1, "executorDeserializeCpuTime": "x"},
+        ]
+        self.assertAlmostEqual(job.executor_cpu_seconds(stages), 3.75)
+        self.assertEqual(job.executor_cpu_seconds([]), 0)
+
+    def test_executors_are_threads_of_the_driver_only_in_local_mode(self):
+        for master in ("local", "local[2]", "local[*]", "local[4, 2]"):
+            self.assertTrue(job.executors_in_driver(master), master)
+        for master in ("local-cluster[1,1,1024]", "k8s://https://10.0.0.1:443", "yarn", "spark://h:7077"):
+            self.assertFalse(job.executors_in_driver(master), master)
+
+    def test_stages_are_settled_when_none_runs_or_waits(self):
+        self.assertTrue(job.stages_settled([]))
+        self.assertTrue(job.stages_settled([{"status": "COMPLETE", "numActiveTasks": 0}, {"status": "SKIPPED"}]))
+        self.assertFalse(job.stages_settled([{"status": "COMPLETE"}, {"status": "ACTIVE"}]))
+        self.assertFalse(job.stages_settled([{"status": "PENDING"}]))
+        self.assertFalse(job.stages_settled([{"status": "COMPLETE", "numActiveTasks": 1}]))
+
+    def test_reads_the_stages_from_the_drivers_monitoring_api_within_a_size_limit(self):
+        import http.server
+        import threading
+
+        bodies = {
+            "/api/v1/applications/app-1/stages": json.dumps([{"executorCpuTime": 10**9}]).encode(),
+            "/api/v1/applications/app-big/stages": b"[" + b" " * job.STAGES_RESPONSE_LIMIT + b"]",
+            "/api/v1/applications/app-odd/stages": b'{"stages": []}',
+        }
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = bodies.get(self.path)
+                self.send_response(200 if body is not None else 404)
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/"
+            self.assertEqual(job.executor_cpu_seconds(job.stages_of(url, "app-1")), 1.0)
+            with self.assertRaisesRegex(ValueError, "size limit"):
+                job.stages_of(url, "app-big")
+            with self.assertRaisesRegex(ValueError, "not a list"):
+                job.stages_of(url, "app-odd")
+            with self.assertRaises(OSError):
+                job.stages_of(url, "app-missing")
+        finally:
+            server.shutdown()
+            server.server_close()
+
 
 class ParseTaskTest(unittest.TestCase):
     def test_accepts_a_merge_task_with_any_table_name(self):

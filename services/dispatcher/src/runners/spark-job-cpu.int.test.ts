@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+
+// The job's `cpuSeconds` on a cluster (docs/spark-job.md): the driver's processes plus what
+// the executors spent, read from Spark's monitoring API. Spark's `local-cluster` master runs
+// the executor in its own JVM, as on Kubernetes, so the executors' CPU is not in the driver's
+// process figures; the job must add it (before, a cluster run reported no CPU at all).
+
+const run = promisify(execFile);
+const infra = inject('infra');
+const jobsDir = resolve(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'spark');
+const dirs: string[] = [];
+
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+const PROBE = `
+import json, os, sys
+sys.path.insert(0, ${JSON.stringify(jobsDir)})
+import icepack_job as job
+from pyspark.sql import SparkSession
+
+spark = SparkSession.builder.appName("icepack-cpu-probe").getOrCreate()
+spark.range(0, 20_000_000, numPartitions=2).selectExpr("sum(id * id % 7)").collect()
+driver = job.process_cpu_seconds([os.getppid(), os.getpid()])
+total = job.run_cpu_seconds(spark)
+context = spark.sparkContext
+executors = job.executor_cpu_seconds(job.stages_of(context.uiWebUrl, context.applicationId))
+print("PROBE " + json.dumps({"master": context.master, "driver": driver, "total": total, "executors": executors}))
+spark.stop()
+`;
+
+describe('the job’s CPU figure on a cluster', () => {
+  it('adds the executors’ CPU from the monitoring API to the driver’s', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-cpu-probe-'));
+    dirs.push(dir);
+    const script = join(dir, 'probe.py');
+    await writeFile(script, PROBE);
+    const { stdout } = await run(
+      join(dirname(infra.python), 'spark-submit'),
+      [
+        ...['--master', 'local-cluster[1,1,1024]'],
+        ...['--conf', 'spark.ui.port=0', '--conf', 'spark.driver.host=127.0.0.1'],
+        script,
+      ],
+      {
+        env: { ...process.env, SPARK_LOCAL_IP: '127.0.0.1', PYSPARK_PYTHON: infra.python },
+        maxBuffer: 64 * 2 ** 20,
+        timeout: 600_000,
+      },
+    );
+    const line = stdout.split('\n').find((l) => l.startsWith('PROBE '));
+    expect(line, stdout.slice(-2000)).toBeDefined();
+    const probe = JSON.parse(line!.slice('PROBE '.length)) as {
+      master: string;
+      driver: number;
+      total: number | null;
+      executors: number;
+    };
+    expect(probe.master).toBe('local-cluster[1,1,1024]');
+    // The executor JVM did the summing: its CPU is counted, on top of the driver's.
+    expect(probe.executors).toBeGreaterThan(0);
+    expect(probe.total).not.toBeNull();
+    expect(probe.total!).toBeGreaterThanOrEqual(probe.driver + probe.executors);
+  }, 660_000);
+});
