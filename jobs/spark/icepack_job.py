@@ -938,16 +938,41 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warehouse")
     parser.add_argument("--max-concurrent-file-group-rewrites", type=int)
     parser.add_argument("--result-file", help="also write the result line here (atomically)")
+    parser.add_argument(
+        "--termination-log",
+        help="also write the result line to this container termination-message file (Kubernetes)",
+    )
     return parser.parse_args(argv)
 
 
-def write_result(payload: dict[str, Any], path: str | None) -> None:
+# What Kubernetes keeps of a container's termination message (bytes); beyond it, it truncates.
+TERMINATION_MESSAGE_LIMIT = 4096
+
+
+def write_termination_log(line: str, path: str) -> None:
+    """The result line as the driver container's termination message, which the pod status
+    carries (`state.terminated.message`) for the dispatcher to read. Written in place (the
+    kubelet mounts the file; it cannot be replaced); a line over the limit is not written, since
+    a truncated one would not parse. Never fails the job: the result is also on stdout."""
+    if len(line.encode("utf-8")) > TERMINATION_MESSAGE_LIMIT:
+        print(f"result line over {TERMINATION_MESSAGE_LIMIT} bytes; not in the termination message", file=sys.stderr)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError as error:
+        print(f"cannot write the termination message {path}: {error}", file=sys.stderr)
+
+
+def write_result(payload: dict[str, Any], path: str | None, termination_log: str | None = None) -> None:
     line = result_line(payload)
     if path:
         tmp = f"{path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(line + "\n")
         os.replace(tmp, path)
+    if termination_log:
+        write_termination_log(line, termination_log)
     print(line, flush=True)
 
 
@@ -972,7 +997,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(chain) > 1 and chain[-1][1]:
             message = f"{message} (caused by {chain[-1][0]}: {chain[-1][1]})"
         payload = error_payload(task_id, kind, message)
-    write_result(payload, args.result_file)
+    write_result(payload, args.result_file, args.termination_log)
     # After the result is safe: a slow collector delays the job's exit, never its result.
     span.finish(payload)
     return int(payload["exitCode"])

@@ -367,6 +367,24 @@ class MainTest(unittest.TestCase):
         self.assertEqual(written["error"]["kind"], "bad-input")
         self.assertFalse(written["error"]["retryable"])
 
+    def test_the_result_line_is_also_the_termination_message(self):
+        out, err = io.StringIO(), io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(out), redirect_stderr(err):
+            log = os.path.join(tmp, "termination-log")
+            code = job.main(["--task-json", "{not json", "--termination-log", log])
+            with open(log, encoding="utf-8") as fh:
+                message = fh.read()
+            # Over Kubernetes' limit: not written (a truncated line would not parse).
+            big = os.path.join(tmp, "big")
+            job.write_termination_log("x" * (job.TERMINATION_MESSAGE_LIMIT + 1), big)
+            self.assertFalse(os.path.exists(big))
+            # An unwritable path does not fail the job.
+            job.write_termination_log("{}", os.path.join(tmp, "missing-dir", "log"))
+        self.assertEqual(code, 2)
+        self.assertEqual(json.loads(message), json.loads(out.getvalue().splitlines()[0]))
+        self.assertIn("not in the termination message", err.getvalue())
+        self.assertIn("cannot write the termination message", err.getvalue())
+
     def test_secret_from_file_is_read_not_echoed(self):
         with tempfile.NamedTemporaryFile("w", delete=False) as fh:
             fh.write("s3cr3t\n")

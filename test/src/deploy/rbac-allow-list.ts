@@ -56,6 +56,8 @@ export const ALLOWED = {
     ...keys(SPARK, ['sparkapplications'], ['create', 'get', 'list', 'watch', 'delete']),
     // watch: the quota room comes from a watch-fed cache, not a list per launch.
     ...keys('core', ['resourcequotas'], ['get', 'list', 'watch']),
+    // get: a finished run's result is its driver pod's termination message.
+    ...keys('core', ['pods'], ['get']),
   ]),
   metadataScanner: new Set<string>(),
   planner: new Set<string>(),

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   ApiException,
@@ -19,6 +19,19 @@ import { driverCommand, parseSparkProperties } from './driver-command.ts';
 import type { DriverCommand } from './driver-command.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
+
+/** What a kubelet keeps of a termination-message file: its first 4096 bytes ('' if none). */
+async function terminationMessage(path: string): Promise<string> {
+  const file = await open(path, 'r').catch(() => undefined);
+  if (file === undefined) return '';
+  try {
+    const buffer = Buffer.alloc(4096);
+    const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await file.close();
+  }
+}
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Where the fake spark-submit mounts the ConfigMap with `spark.properties`, as Spark does. */
 const SPARK_CONF_DIR = '/opt/spark/conf';
@@ -217,6 +230,7 @@ export async function startKubeletStandin(
     container: V1Container,
     startedAt: string,
     exitCode: number,
+    message: string,
   ): V1PodStatus => ({
     phase: exitCode === 0 ? 'Succeeded' : 'Failed',
     conditions: [
@@ -235,6 +249,7 @@ export async function startKubeletStandin(
           terminated: {
             exitCode,
             reason: exitCode === 0 ? 'Completed' : 'Error',
+            ...(message === '' ? {} : { message }),
             startedAt: new Date(startedAt),
             finishedAt: new Date(),
           },
@@ -305,6 +320,13 @@ export async function startKubeletStandin(
       throw error;
     }
     const logFile = join(logDir, `${namespace}_${name}.log`);
+    // The container's termination-message file, which a kubelet mounts from the host at
+    // `terminationMessagePath`: here a file beside the log, put where the arguments name it.
+    const terminationPath = container.terminationMessagePath ?? '/dev/termination-log';
+    const terminationLog = join(logDir, `${namespace}_${name}.termination-log`);
+    const submitArgs = command.sparkSubmitArgs.map((arg) =>
+      arg === terminationPath ? terminationLog : arg,
+    );
     const python = infra.python;
     const childEnv: NodeJS.ProcessEnv = {
       ...process.env,
@@ -317,15 +339,11 @@ export async function startKubeletStandin(
     delete childEnv.SPARK_CONF_DIR;
     delete childEnv.SPARK_DRIVER_BIND_ADDRESS;
     const out = createWriteStream(logFile, { flags: 'a' });
-    const child = spawn(
-      join(infra.cacheDir, 'venv', 'bin', 'spark-submit'),
-      command.sparkSubmitArgs,
-      {
-        env: childEnv,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(join(infra.cacheDir, 'venv', 'bin', 'spark-submit'), submitArgs, {
+      env: childEnv,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     const run: DriverRun = { namespace, pod: name, uid, command, logFile };
@@ -339,10 +357,12 @@ export async function startKubeletStandin(
         children.delete(uid);
         // Killed because the pod went away (or the stand-in stopped): nothing to report.
         if (current?.child !== child || stopped) return done();
-        writeStatus(pod, terminated(container, startedAt, exitCode)).then(
-          () => done(),
-          () => done(),
-        );
+        terminationMessage(terminationLog)
+          .then((message) => writeStatus(pod, terminated(container, startedAt, exitCode, message)))
+          .then(
+            () => done(),
+            () => done(),
+          );
       });
     });
     children.set(uid, { child, closed });

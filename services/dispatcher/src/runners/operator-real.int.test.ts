@@ -7,7 +7,9 @@ import {
   RbacAuthorizationV1Api,
   Watch,
   type KubeConfig,
+  type V1PolicyRule,
 } from '@kubernetes/client-node';
+import { ofKind, renderChart } from '@icepack/test/deploy';
 import { createLogger } from '@icepack/runtime';
 import {
   adminKubeConfig,
@@ -187,18 +189,18 @@ beforeAll(async () => {
     namespace,
     body: { metadata: { name: secretName }, stringData: { token } },
   });
-  // The runner acts with a token that may only handle SparkApplications in this namespace.
+  // The runner acts with the chart's dispatcher rights, bound in this namespace only (the
+  // chart's `rbac.dispatcher.namespaces` mode): a right the runner needs and the chart lacks
+  // is a 403 here.
+  const chartRole = ofKind(renderChart(), 'ClusterRole').find(
+    (role) => role.metadata.name === 'icepack-dispatcher',
+  );
+  if (chartRole === undefined) throw new Error('the chart renders no dispatcher ClusterRole');
   await admin.makeApiClient(RbacAuthorizationV1Api).createNamespacedRole({
     namespace,
     body: {
       metadata: { name: 'spark-applications' },
-      rules: [
-        {
-          apiGroups: [SPARK_API.group],
-          resources: [SPARK_API.plural],
-          verbs: ['get', 'list', 'watch', 'create', 'delete'],
-        },
-      ],
+      rules: chartRole.rules as V1PolicyRule[],
     },
   });
   dispatcher = await serviceAccountKubeConfig(admin, {
@@ -275,7 +277,13 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     const runner = new SparkOperatorRunner({ kubeConfig: dispatcher.kubeConfig, pollMs: 500 });
     const run = request(task);
     const outcome = await runner.run(run);
-    expect(outcome).toEqual({ ok: true, reattached: false });
+    expect(outcome).toMatchObject({ ok: true, reattached: false });
+    // The job's result line came back as the driver's termination message, read with the
+    // chart's dispatcher rights: the ledger's own figures of the run (what it rewrote, its CPU).
+    const result = outcome.ok ? outcome.result : undefined;
+    expect(result?.taskId).toBe(task.id);
+    expect(result?.commits?.filesRewritten).toBeGreaterThan(0);
+    expect(result?.cpuSeconds).toBeGreaterThan(0);
 
     const name = runner.runName(run);
     expect(states.get(name)).toEqual(['SUBMITTED', 'RUNNING', 'SUCCEEDING', 'COMPLETED']);

@@ -4,6 +4,9 @@ import { kubernetesJobCredentials, type JobEnvVar } from '../domain/job-credenti
 import type { RunRequest } from './spark-runner.ts';
 import { taskHash } from './run-key.ts';
 
+/** Kubernetes' default `terminationMessagePath` of a container. */
+export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+
 export const SPARK_API = {
   group: 'sparkoperator.k8s.io',
   version: 'v1beta2',
@@ -159,6 +162,10 @@ export function sparkApplication(
     '--max-concurrent-file-group-rewrites',
     String(size.maxConcurrentFileGroupRewrites),
     ...(catalog.warehouse === undefined ? [] : ['--warehouse', catalog.warehouse]),
+    // The job's result line as the driver container's termination message (Kubernetes'
+    // default path): the pod status carries it back to the runner, no log access needed.
+    '--termination-log',
+    TERMINATION_MESSAGE_PATH,
   ];
   const overhead = (bytes: number): string =>
     `${String(Math.ceil(Math.max(bytes * 0.1, 384 * 2 ** 20) / 2 ** 20))}m`;

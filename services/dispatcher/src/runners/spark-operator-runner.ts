@@ -1,8 +1,14 @@
-import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TaskError } from '@icepack/types';
 import { kubeClients } from '../adapters/kube-client.ts';
-import { errorFromExitCode } from './job-result.ts';
+import { errorFromExitCode, parseJobOutput, type JobResult } from './job-result.ts';
 import {
   applicationName,
   jobCredentials,
@@ -42,6 +48,20 @@ function statusOf(app: Record<string, unknown>): AppStatus {
   };
 }
 
+/**
+ * The job's result from its driver pod: the job writes its result line as the driver
+ * container's termination message (`--termination-log`), which the pod status carries.
+ */
+export function resultOfDriverPod(pod: V1Pod): JobResult | undefined {
+  for (const container of pod.status?.containerStatuses ?? []) {
+    const message = container.state?.terminated?.message;
+    if (message === undefined) continue;
+    const parsed = parseJobOutput(message);
+    if (parsed?.ok === true) return parsed;
+  }
+  return undefined;
+}
+
 function codeOf(error: unknown): number | undefined {
   return error instanceof ApiException ? error.code : undefined;
 }
@@ -67,11 +87,13 @@ export function errorFromStatus(status: AppStatus): TaskError {
 export class SparkOperatorRunner implements SparkRunner {
   readonly kind = 'spark-operator';
   readonly #api: CustomObjectsApi;
+  readonly #core: CoreV1Api;
   readonly #app: ApplicationOptions;
   readonly #pollMs: number;
 
   constructor(options: SparkOperatorRunnerOptions) {
     this.#api = kubeClients(options.kubeConfig).make(CustomObjectsApi);
+    this.#core = kubeClients(options.kubeConfig).make(CoreV1Api);
     this.#pollMs = options.pollMs ?? 2_000;
     this.#app = {
       image: options.image ?? 'ghcr.io/icepack/spark-job:latest',
@@ -139,6 +161,22 @@ export class SparkOperatorRunner implements SparkRunner {
     return { ...end, reattached: existed };
   }
 
+  /**
+   * The job's result line from the driver pod's status; undefined when it cannot be read (the
+   * pod gone, no right to read it, an older job): the run still succeeded, its ledger then
+   * lacks the job's own figures (docs/dispatcher.md).
+   */
+  async #result(namespace: string, app: Record<string, unknown>): Promise<JobResult | undefined> {
+    const pod = (app.status as { driverInfo?: { podName?: string } } | undefined)?.driverInfo
+      ?.podName;
+    if (pod === undefined || pod === '') return undefined;
+    try {
+      return resultOfDriverPod(await this.#core.readNamespacedPod({ name: pod, namespace }));
+    } catch {
+      return undefined;
+    }
+  }
+
   async #follow(namespace: string, name: string, timeoutMs: number): Promise<RunEnd> {
     for (;;) {
       const app = await this.#get(namespace, name);
@@ -149,7 +187,10 @@ export class SparkOperatorRunner implements SparkRunner {
         };
       }
       const status = statusOf(app);
-      if (status.state === SparkAppState.completed) return { ok: true };
+      if (status.state === SparkAppState.completed) {
+        const result = await this.#result(namespace, app);
+        return result === undefined ? { ok: true } : { ok: true, result };
+      }
       if (
         status.state === SparkAppState.failed ||
         status.state === SparkAppState.submissionFailed
