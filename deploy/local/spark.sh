@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Spark for the local runner and the table fixtures: PySpark and the job's packages
-# (jobs/spark/requirements.txt) in a cached venv, plus the Iceberg Spark runtime jar. Nothing
+# (jobs/spark/requirements.txt) in a cached venv, plus the Iceberg Spark runtime jar and
+# Iceberg's AWS bundle of the same version (S3FileIO and the AWS SDK, for tables on S3). Nothing
 # runs in the background; `check` proves the pair works end to end.
 # Usage: spark.sh install|start|stop|status|wait|up|env|check
-#   env    prints `export ICEPACK_SPARK_JARS=… ICEPACK_PYTHON=…` (eval it)
+#   env    prints `export ICEPACK_SPARK_JARS=… ICEPACK_PYTHON=…` (eval it); ICEPACK_SPARK_JARS is
+#          the comma-separated `spark.jars` list: the runtime jar, then the AWS bundle
 #   check  a tiny PySpark job against the local REST catalog (starts the catalog if needed)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -13,6 +15,10 @@ python="$venv/bin/python"
 runtime="iceberg-spark-runtime-${ICEPACK_SPARK_LINE}_2.13"
 coord="org.apache.iceberg:$runtime:$ICEPACK_ICEBERG_VERSION"
 jar="$ICEPACK_CACHE/jars/$runtime-$ICEPACK_ICEBERG_VERSION.jar"
+# Iceberg's S3FileIO and the shaded AWS SDK v2 it needs; not in the runtime jar.
+aws_coord="org.apache.iceberg:iceberg-aws-bundle:$ICEPACK_ICEBERG_VERSION"
+aws_jar="$ICEPACK_CACHE/jars/iceberg-aws-bundle-$ICEPACK_ICEBERG_VERSION.jar"
+jars="$jar,$aws_jar"
 pip_log="$ICEPACK_CACHE/pip.log"
 # The job's own packages (OpenTelemetry for its span), pinned; the stamp records which list
 # the venv holds, so a changed list is installed again.
@@ -74,12 +80,13 @@ install_job_packages() {
   cp "$job_requirements" "$job_stamp"
 }
 
+# install_jar COORD LINK: the jar from Maven Central (cached), linked at LINK.
 install_jar() {
-  [[ -s "$jar" ]] && return 0
-  local path
+  local coord="$1" link="$2" path
+  [[ -s "$link" ]] && return 0
   path="$(maven_jar "$coord")"
-  mkdir -p "$(dirname "$jar")"
-  ln -sfn "$path" "$jar"
+  mkdir -p "$(dirname "$link")"
+  ln -sfn "$path" "$link"
 }
 
 # Local Spark runs are short jobs on small tables, where the JVM's start-up dominates: every
@@ -141,20 +148,21 @@ train_cds() {
 
 cmd_install() {
   require_java
-  install_jar
+  install_jar "$coord" "$jar"
+  install_jar "$aws_coord" "$aws_jar"
   install_venv
   install_jvm_defaults
 }
 
 cmd_env() {
   cmd_install
-  printf 'export ICEPACK_SPARK_JARS=%q\n' "$jar"
+  printf 'export ICEPACK_SPARK_JARS=%q\n' "$jars"
   printf 'export ICEPACK_PYTHON=%q\n' "$python"
 }
 
 # Spark runs per job (local mode): there is no daemon to start, stop or wait for.
 cmd_start() { cmd_install; }
-cmd_wait() { venv_ok && job_packages_ok && [[ -s "$jar" ]]; }
+cmd_wait() { venv_ok && job_packages_ok && [[ -s "$jar" && -s "$aws_jar" ]]; }
 cmd_stop() { :; }
 cmd_up() {
   cmd_install
@@ -162,8 +170,8 @@ cmd_up() {
 }
 
 cmd_status() {
-  if [[ -s "$jar" ]] && venv_ok && job_packages_ok; then
-    echo "spark    ready    pyspark $ICEPACK_PYSPARK_VERSION ($python)  jars: $jar"
+  if [[ -s "$jar" && -s "$aws_jar" ]] && venv_ok && job_packages_ok; then
+    echo "spark    ready    pyspark $ICEPACK_PYSPARK_VERSION ($python)  jars: $jars"
   else
     echo "spark    missing  run: deploy/local/spark.sh install"
     return 1
@@ -173,7 +181,7 @@ cmd_status() {
 cmd_check() {
   cmd_install
   bash "$ICEPACK_ROOT/deploy/local/catalog.sh" up
-  ICEPACK_SPARK_JARS="$jar" ICEPACK_CATALOG_URI="http://127.0.0.1:$ICEPACK_CATALOG_PORT" \
+  ICEPACK_SPARK_JARS="$jars" ICEPACK_CATALOG_URI="http://127.0.0.1:$ICEPACK_CATALOG_PORT" \
     SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$python" \
     "$python" "$ICEPACK_ROOT/deploy/local/spark-check.py"
 }

@@ -78,9 +78,19 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--truth-only", action="store_true", help="do not build: only report the tables' truth")
     parser.add_argument("--file-rows", nargs="*", default=[], help="also dump each live data file's rows, in file order")
+    parser.add_argument(
+        "--catalog-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a catalog client property (s3.endpoint=…); repeatable",
+    )
     args = parser.parse_args()
     first = args.target[0][0]
-    spark = build_session(CatalogOptions(args.catalog_uri, first), "icepack-dispatcher-tables")
+    properties = dict(p.split("=", 1) for p in args.catalog_property)
+    spark = build_session(
+        CatalogOptions(args.catalog_uri, first, properties=properties), "icepack-dispatcher-tables"
+    )
     for catalog in {c for c, _ in args.target} - {first}:
         alias_catalog(spark, first, catalog)
     out = []

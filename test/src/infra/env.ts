@@ -18,8 +18,16 @@ export interface InfraEnv {
   readonly catalogUri: string;
   /** The Python interpreter of the cached venv that has PySpark. */
   readonly python: string;
-  /** Path of the Iceberg Spark runtime jar (`spark.jars`), as `deploy/local/spark.sh env` prints it. */
+  /**
+   * `spark.jars` as `deploy/local/spark.sh env` prints it: the Iceberg Spark runtime jar and
+   * Iceberg's AWS bundle (S3FileIO), comma-separated.
+   */
   readonly sparkJars: string;
+  /** `http://127.0.0.1:19000` — the S3 store (moto, `deploy/local/s3.sh`), bucket `s3Bucket`. */
+  readonly s3Endpoint: string;
+  readonly s3Bucket: string;
+  /** `http://127.0.0.1:18182` — the REST catalog whose warehouse is on S3 (`s3-catalog.sh`). */
+  readonly s3CatalogUri: string;
   /** Cache directory for downloads (outside the repo). */
   readonly cacheDir: string;
   /** State directory of the local stack: data, pids, logs. */
@@ -52,7 +60,13 @@ export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
     python: join(cacheDir, 'venv', 'bin', 'python'),
     sparkJars:
       env.ICEPACK_SPARK_JARS ??
-      join(cacheDir, 'jars', `iceberg-spark-runtime-${sparkLine}_2.13-${icebergVersion}.jar`),
+      [
+        join(cacheDir, 'jars', `iceberg-spark-runtime-${sparkLine}_2.13-${icebergVersion}.jar`),
+        join(cacheDir, 'jars', `iceberg-aws-bundle-${icebergVersion}.jar`),
+      ].join(','),
+    s3Endpoint: `http://127.0.0.1:${env.ICEPACK_S3_PORT ?? '19000'}`,
+    s3Bucket: env.ICEPACK_S3_BUCKET ?? 'icepack',
+    s3CatalogUri: `http://127.0.0.1:${env.ICEPACK_S3_CATALOG_PORT ?? '18182'}`,
     cacheDir,
     runDir,
     kube: {

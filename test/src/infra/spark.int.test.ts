@@ -20,8 +20,11 @@ function sparkCheck(): Promise<{ code: number | null; output: string }> {
 }
 
 describe('Spark with Iceberg', () => {
-  it('has the Iceberg Spark runtime jar where the tests look for it', () => {
-    expect(existsSync(infra.sparkJars)).toBe(true);
+  it("has the Iceberg Spark runtime jar and Iceberg's AWS bundle where the tests look for them", () => {
+    const jars = infra.sparkJars.split(',');
+    expect(jars).toHaveLength(2);
+    expect(jars[1]).toMatch(/iceberg-aws-bundle-[\d.]+\.jar$/);
+    for (const jar of jars) expect(existsSync(jar)).toBe(true);
   });
 
   // One real PySpark session (local[1]) against the local REST catalog: namespace, table,

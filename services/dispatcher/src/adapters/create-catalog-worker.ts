@@ -107,6 +107,8 @@ export function createCatalogWorker(
     runner = new LocalRunner({
       stateDir: deps.stateDir,
       ...(deps.sparkJars === undefined ? {} : { sparkJars: deps.sparkJars }),
+      // The job's catalog credential comes from the same allow-listed sources as the figures'.
+      resolveSecret: deps.figures.resolveSecret ?? secretResolver(process.env, deps.figures.policy),
     });
     quota = new LocalBudgetQuota({ redis: deps.redis });
   }

@@ -1,6 +1,6 @@
 import type { CatalogAuth } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { kubernetesJobCredentials } from './job-credentials.ts';
+import { kubernetesJobCredentials, localJobCredentials } from './job-credentials.ts';
 
 describe('kubernetesJobCredentials', () => {
   it.each<[string, CatalogAuth, string | undefined, unknown]>([
@@ -68,5 +68,50 @@ describe('kubernetesJobCredentials', () => {
     expect(result.problem).toMatch(
       /^catalog auth\.clientSecret: .*file \/var\/run\/secrets\/icepack\/x/,
     );
+  });
+});
+
+describe('localJobCredentials', () => {
+  // A resolver like the dispatcher's: values by env name, an error naming the field otherwise.
+  const resolve = (ref: unknown, field: string): string => {
+    const values: Record<string, string> = { ICEPACK_SECRET_A: 's3cr$t' };
+    const name = (ref as { env?: string }).env;
+    const value = name === undefined ? undefined : values[name];
+    if (value === undefined)
+      throw new Error(`${field}: environment variable ${name ?? '?'} is not set`);
+    return value;
+  };
+
+  it.each<[string, CatalogAuth, Record<string, string>]>([
+    ['no auth: no variable', { type: 'none' }, {}],
+    [
+      'bearer: the token',
+      { type: 'bearer', token: { env: 'ICEPACK_SECRET_A' } },
+      { ICEPACK_CATALOG_TOKEN: 's3cr$t' },
+    ],
+    [
+      'oauth2 without client id: the secret is the credential',
+      { type: 'oauth2', clientSecret: { env: 'ICEPACK_SECRET_A' } },
+      { ICEPACK_CATALOG_CREDENTIAL: 's3cr$t' },
+    ],
+    [
+      'oauth2 with a client id: `<id>:<secret>`, nothing escaped (no kubelet expands it)',
+      { type: 'oauth2', clientId: 'ice$pack', clientSecret: { env: 'ICEPACK_SECRET_A' } },
+      { ICEPACK_CATALOG_CREDENTIAL: 'ice$pack:s3cr$t' },
+    ],
+  ])('%s', (_title, auth, env) => {
+    expect(localJobCredentials(auth, resolve)).toEqual({ ok: true, env });
+  });
+
+  it('names the field of a reference that cannot be resolved, and gives no value', () => {
+    expect(
+      localJobCredentials(
+        { type: 'oauth2', clientId: 'c', clientSecret: { env: 'ICEPACK_SECRET_MISSING' } },
+        resolve,
+      ),
+    ).toEqual({
+      ok: false,
+      problem: 'catalog auth.clientSecret: environment variable ICEPACK_SECRET_MISSING is not set',
+    });
   });
 });

@@ -1,7 +1,7 @@
-import { CatalogAuthType, type CatalogAuth } from '@icepack/types';
+import { CatalogAuthType, type CatalogAuth, type SecretRef } from '@icepack/types';
 
 /**
- * How a Kubernetes job gets its catalog credential. Pure.
+ * How a job gets its catalog credential, on Kubernetes and locally. Pure.
  *
  * The job reads it from its environment (`ICEPACK_CATALOG_TOKEN` → the catalog's `token`,
  * `ICEPACK_CATALOG_CREDENTIAL` → `credential`, docs/spark-job.md). In a pod that environment
@@ -46,6 +46,34 @@ function fromSecret(name: string, ref: { secret: { name: string; key: string } }
 const literal = (text: string): string => text.replaceAll('$', () => '$$');
 
 /**
+ * The one mapping of `catalog.auth` to the job's credential variable, for both runners: which
+ * variable (`token` → `ICEPACK_CATALOG_TOKEN`, OAuth2 → `ICEPACK_CATALOG_CREDENTIAL`), the
+ * field that references its secret, and the OAuth2 client id that prefixes it (`<id>:<secret>`).
+ */
+interface CredentialSource {
+  readonly variable: string;
+  readonly field: string;
+  readonly ref: SecretRef;
+  readonly clientId?: string;
+}
+
+function credentialSource(auth: CatalogAuth): CredentialSource | undefined {
+  switch (auth.type) {
+    case CatalogAuthType.none:
+      return undefined;
+    case CatalogAuthType.bearer:
+      return { variable: JobSecretEnv.token, field: 'auth.token', ref: auth.token };
+    case CatalogAuthType.oauth2:
+      return {
+        variable: JobSecretEnv.credential,
+        field: 'auth.clientSecret',
+        ref: auth.clientSecret,
+        ...(auth.clientId === undefined ? {} : { clientId: auth.clientId }),
+      };
+  }
+}
+
+/**
  * The driver's credential environment for `auth`. `fallbackSecret`: the name of the Secret
  * every job gets with `envFrom` (`ICEPACK_SPARK_SECRET`), if any.
  */
@@ -53,11 +81,9 @@ export function kubernetesJobCredentials(
   auth: CatalogAuth,
   fallbackSecret: string | undefined,
 ): JobCredentials {
-  if (auth.type === CatalogAuthType.none) return { ok: true, env: [] };
-  const [field, ref] =
-    auth.type === CatalogAuthType.bearer
-      ? ['auth.token', auth.token]
-      : ['auth.clientSecret', auth.clientSecret];
+  const source = credentialSource(auth);
+  if (source === undefined) return { ok: true, env: [] };
+  const { ref, field } = source;
   if (!('secret' in ref)) {
     if (fallbackSecret !== undefined) return { ok: true, env: [] };
     const named = 'env' in ref ? `variable ${ref.env}` : `file ${ref.file}`;
@@ -66,20 +92,57 @@ export function kubernetesJobCredentials(
       problem: `catalog ${field}: references the dispatcher's ${named}, which a Kubernetes job cannot read; reference a Secret of the group's namespace ({"secret": {"name": …, "key": …}}) or set ICEPACK_SPARK_SECRET`,
     };
   }
-  if (auth.type === CatalogAuthType.bearer) {
-    return { ok: true, env: [fromSecret(JobSecretEnv.token, ref)] };
-  }
-  if (auth.clientId === undefined) {
-    return { ok: true, env: [fromSecret(JobSecretEnv.credential, ref)] };
-  }
+  if (source.clientId === undefined) return { ok: true, env: [fromSecret(source.variable, ref)] };
   return {
     ok: true,
     env: [
       fromSecret(JobSecretEnv.clientSecret, ref),
       {
-        name: JobSecretEnv.credential,
-        value: `${literal(auth.clientId)}:$(${JobSecretEnv.clientSecret})`,
+        name: source.variable,
+        value: `${literal(source.clientId)}:$(${JobSecretEnv.clientSecret})`,
       },
     ],
   };
+}
+
+/** Resolves a reference to its value; throws an error naming `field` when it cannot. */
+export type ResolveJobSecret = (ref: SecretRef, field: string) => string;
+
+export type LocalJobCredentials =
+  | { readonly ok: true; readonly env: Readonly<Record<string, string>> }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Every variable through which a job could pick up a catalog credential. The local job's
+ * environment starts from the dispatcher's, so these are removed first: a job gets its own
+ * catalog's credential or none, never one the dispatcher's environment happens to hold.
+ */
+export const JOB_CREDENTIAL_VARIABLES: readonly string[] = [
+  JobSecretEnv.token,
+  `${JobSecretEnv.token}_FILE`,
+  JobSecretEnv.credential,
+  `${JobSecretEnv.credential}_FILE`,
+  JobSecretEnv.clientSecret,
+];
+
+/**
+ * The local job's credential environment for `auth`, with the values resolved here (the
+ * dispatcher's allow-listed sources, ADR 0010): they reach `spark-submit` only through its
+ * environment, never its argv, the task file or the run's files. A reference that cannot be
+ * resolved is a problem naming the field; the runner then launches nothing.
+ */
+export function localJobCredentials(
+  auth: CatalogAuth,
+  resolve: ResolveJobSecret,
+): LocalJobCredentials {
+  const source = credentialSource(auth);
+  if (source === undefined) return { ok: true, env: {} };
+  let secret: string;
+  try {
+    secret = resolve(source.ref, source.field);
+  } catch (error) {
+    return { ok: false, problem: `catalog ${(error as Error).message}` };
+  }
+  const value = source.clientId === undefined ? secret : `${source.clientId}:${secret}`;
+  return { ok: true, env: { [source.variable]: value } };
 }

@@ -12,8 +12,14 @@ import {
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SPARK_REDACTION_REGEX } from '@icepack/types';
+import { defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
 import type { TaskError } from '@icepack/types';
+import { jobSparkConf } from '../domain/job-catalog.ts';
+import {
+  JOB_CREDENTIAL_VARIABLES,
+  localJobCredentials,
+  type ResolveJobSecret,
+} from '../domain/job-credentials.ts';
 import { errorWithoutResult, jobResultSchema } from './job-result.ts';
 import {
   processAlive,
@@ -57,6 +63,12 @@ export interface LocalRunnerOptions {
   readonly killGraceMs?: number;
   /** Extra `--conf` pairs. Default none. */
   readonly sparkConf?: Readonly<Record<string, string>>;
+  /**
+   * Resolves the catalog's credential reference (`catalog.auth`) for the job's environment.
+   * Default: the dispatcher's environment and secret files under the default policy
+   * (`ICEPACK_SECRET_*`, `/var/run/secrets/icepack`); the dispatcher passes its configured one.
+   */
+  readonly resolveSecret?: ResolveJobSecret;
   /** How the runner waits between two looks at a run. Default a timer; tests pace runs here. */
   readonly pause?: (ms: number) => Promise<void>;
 }
@@ -96,6 +108,7 @@ export class LocalRunner implements SparkRunner {
       pollMs: 1_000,
       killGraceMs: 10_000,
       sparkConf: {},
+      resolveSecret: secretResolver(process.env, defaultCatalogAccessPolicy),
       pause: (ms) => sleep(ms),
       ...options,
     };
@@ -126,13 +139,26 @@ export class LocalRunner implements SparkRunner {
     const done = await this.readResult(dir);
     if (done !== undefined) return { ...done, reattached: true };
 
+    // Resolved before anything is marked: a credential that cannot be resolved launches
+    // nothing (a run launched before is still followed).
+    const credentials = localJobCredentials(
+      request.catalog.auth ?? { type: 'none' },
+      this.opts.resolveSecret,
+    );
+    if (!credentials.ok && !(await this.isLaunched(request))) {
+      return {
+        ok: false,
+        error: errorWithoutResult('bad-input', credentials.problem, false),
+        reattached: false,
+      };
+    }
     let launch: LaunchRecord | undefined;
     let reattached = false;
     try {
       const marker = await open(join(dir, 'launched'), 'wx');
       await marker.writeFile(new Date().toISOString());
       await marker.close();
-      launch = await this.launch(dir, request);
+      launch = await this.launch(dir, request, credentials.ok ? credentials.env : {});
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       reattached = true;
@@ -160,10 +186,9 @@ export class LocalRunner implements SparkRunner {
       'spark.default.parallelism': String(cores),
       'spark.sql.session.timeZone': 'UTC',
       ...(this.opts.sparkJars === undefined ? {} : { 'spark.jars': this.opts.sparkJars }),
-      ...request.binding.spark.sparkConf,
-      ...this.opts.sparkConf,
-      // Last, so a group's sparkConf cannot weaken it: the job's catalog credential is redacted.
-      'spark.redaction.regex': SPARK_REDACTION_REGEX,
+      // The catalog's non-secret configuration (its properties: S3 endpoint, region, …) as
+      // the SparkApplication has it, the group's conf, the redaction regex last. No secret.
+      ...jobSparkConf(catalog, { ...request.binding.spark.sparkConf, ...this.opts.sparkConf }),
     };
     const args = [
       '--master',
@@ -191,12 +216,23 @@ export class LocalRunner implements SparkRunner {
     return args;
   }
 
-  private async launch(dir: string, request: RunRequest): Promise<LaunchRecord> {
+  private async launch(
+    dir: string,
+    request: RunRequest,
+    credentials: Readonly<Record<string, string>>,
+  ): Promise<LaunchRecord> {
     await writeFile(join(dir, 'task.json'), JSON.stringify(request.task));
     const stdout = await open(join(dir, 'stdout.log'), 'a');
     const stderr = await open(join(dir, 'stderr.log'), 'a');
+    const inherited: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of JOB_CREDENTIAL_VARIABLES) delete inherited[name];
+    // The catalog credential only here, in the process environment (not argv, which `ps`
+    // shows, nor any file of the run). S3 keys of the AWS SDK's default chain
+    // (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, web identity)
+    // are inherited from the dispatcher's environment the same way.
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...inherited,
+      ...credentials,
       PYSPARK_PYTHON: this.opts.python,
       PYSPARK_DRIVER_PYTHON: this.opts.python,
       SPARK_LOCAL_IP: process.env.SPARK_LOCAL_IP ?? '127.0.0.1',

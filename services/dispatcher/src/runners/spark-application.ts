@@ -1,5 +1,5 @@
-import { catalogSparkConf, SPARK_REDACTION_REGEX } from '@icepack/types';
 import type { Task } from '@icepack/types';
+import { jobSparkConf } from '../domain/job-catalog.ts';
 import { kubernetesJobCredentials, type JobEnvVar } from '../domain/job-credentials.ts';
 import type { RunRequest } from './spark-runner.ts';
 import { taskHash } from './run-key.ts';
@@ -194,17 +194,9 @@ export function sparkApplication(
       sparkVersion: options.sparkVersion,
       sparkConf: {
         'spark.sql.shuffle.partitions': String(size.executor.cores * size.executor.instances),
-        // The catalog as the provisioner's spark-defaults.conf has it (no credential).
-        ...catalogSparkConf({
-          name: catalog.name,
-          uri: catalog.uri,
-          warehouse: catalog.warehouse,
-          auth: catalog.auth ?? { type: 'none' },
-          properties: catalog.properties ?? {},
-        }),
-        ...binding.spark.sparkConf,
-        // Last, so a group's sparkConf cannot weaken it: the job's catalog credential is redacted.
-        'spark.redaction.regex': SPARK_REDACTION_REGEX,
+        // The catalog as the provisioner's spark-defaults.conf has it (no credential), the
+        // group's conf, then the redaction regex (the same for the local runner).
+        ...jobSparkConf(catalog, binding.spark.sparkConf),
       },
       restartPolicy: { type: 'Never' },
       timeToLiveSeconds: options.timeToLiveSeconds,

@@ -23,6 +23,8 @@ export interface DispatchSparkOptions {
   readonly python: string;
   readonly catalogUri: string;
   readonly sparkJars: string;
+  /** Catalog client properties (`s3.endpoint` … for a catalog on S3). */
+  readonly catalogProperties?: Readonly<Record<string, string>>;
 }
 
 export type DispatchTablesOptions = DispatchSparkOptions & DispatchTableTarget;
@@ -60,6 +62,8 @@ export async function dispatchTableSets(
 ): Promise<Record<string, DispatchTruth>[]> {
   const out = join(await mkdtemp(join(tmpdir(), 'icepack-dispatch-')), 'truth.json');
   const args = ['--catalog-uri', options.catalogUri, '--out', out, '--only', ...keys];
+  for (const [key, value] of Object.entries(options.catalogProperties ?? {}))
+    args.push('--catalog-property', `${key}=${value}`);
   for (const target of targets) args.push('--target', target.catalogName, target.prefix);
   if (extra.truthOnly === true) args.push('--truth-only');
   if (extra.fileRows !== undefined && extra.fileRows.length > 0)
