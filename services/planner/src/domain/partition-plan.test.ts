@@ -1,4 +1,5 @@
 import { MAX_TASK_GROUPS, taskSchema, type PartitionState, type TableState } from '@icepack/types';
+import { tableState } from './state-fixtures.ts';
 import { resolvePolicy } from '@icepack/policy';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,63 +10,11 @@ import {
 } from './partition-plan.ts';
 import { planTable, type TaskDecision } from './plan.ts';
 import type { PendingTask } from './rules.ts';
-import { tableState } from './state-fixtures.ts';
+import { dayPartition as day, partitionedTableState as partitioned } from './state-fixtures.ts';
 
-const now = new Date('2026-01-10T00:00:00.000Z');
+import { PARTITIONS_NOW as now } from './state-fixtures.ts';
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
-
-/** A day partition changed `daysAgo` before `now` (sequence number grows with recency). */
-function day(
-  date: string,
-  daysAgo: number,
-  figures: Partial<PartitionState> = {},
-  region = 'eu',
-): PartitionState {
-  return {
-    specId: 1,
-    partition: { region, ts_day: date },
-    dataFiles: 30,
-    smallFiles: 20,
-    deleteFiles: 0,
-    bytes: 3 * GiB,
-    smallFileBytes: 1 * GiB,
-    deleteFileBytes: 0,
-    lastSequenceNumber: String(1000 - daysAgo),
-    lastChangedAt: new Date(now.getTime() - daysAgo * 86_400_000).toISOString(),
-    ...figures,
-  };
-}
-
-/** A table partitioned by region and day(ts), after an evolution from region alone (spec 0). */
-function partitioned(partitions: PartitionState[]): TableState {
-  return tableState(
-    { smallFiles: 200, newDataFiles: 40, newDataShare: 0.1 },
-    {
-      partitionSpec: {
-        specId: 1,
-        fields: [
-          { sourceId: 2, fieldId: 1000, name: 'region', transform: 'identity', column: 'region' },
-          { sourceId: 3, fieldId: 1001, name: 'ts_day', transform: 'day', column: 'ts' },
-        ],
-      },
-      otherPartitionSpecs: [
-        {
-          specId: 0,
-          fields: [
-            { sourceId: 2, fieldId: 1000, name: 'region', transform: 'identity', column: 'region' },
-          ],
-        },
-      ],
-      partitions,
-      partitionTotals: {
-        partitions: partitions.length,
-        needingWork: partitions.length,
-        listed: partitions.length,
-      },
-    },
-  );
-}
 
 const policyOf = (props: Record<string, string> = {}) => resolvePolicy(props).policy;
 const texts = (s: ReturnType<typeof partitionScope>) =>
