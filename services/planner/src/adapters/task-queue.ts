@@ -256,8 +256,13 @@ export class TaskQueue {
    */
   async removeWaiting(table: TableId, type: TaskType, group?: number): Promise<boolean> {
     const queue = this.queue(table.catalog);
+    // BullMQ's remove answers 1 for an id with no job too: only ids that wait are removed.
     const groups =
-      group === undefined ? Array.from({ length: MAX_TASK_GROUPS }, (_, g) => g + 1) : [group];
+      group !== undefined
+        ? [group]
+        : (await this.inspect(table)).groups[type].flatMap((job, g) =>
+            WAITING.has(job.state) ? [g + 1] : [],
+          );
     const removed = await Promise.all(
       groups.map(async (g) => (await queue.remove(taskJobId(table, type, g))) === 1),
     );
