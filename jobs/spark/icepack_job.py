@@ -103,6 +103,57 @@ def _positive_int(obj: dict[str, Any], key: str, where: str, minimum: int = 1) -
     return value
 
 
+_TRANSFORM = re.compile(r"identity|year|month|day|hour|(bucket|truncate)\[([1-9][0-9]*)\]")
+
+
+def _check_predicate(predicate: Any, p: str) -> None:
+    if not isinstance(predicate, dict):
+        raise BadInput(f"{p} must be an object")
+    if not _require(predicate, "column", str, p):
+        raise BadInput(f"{p}.column must not be empty")
+    transform = predicate.get("transform", "identity")
+    if not isinstance(transform, str) or _TRANSFORM.fullmatch(transform) is None:
+        raise BadInput(f"{p}.transform must be identity, year, month, day, hour, bucket[N] or truncate[N]")
+    if "value" not in predicate or not isinstance(predicate["value"], (str, int, float, bool, type(None))):
+        raise BadInput(f"{p}.value must be a string, number, boolean or null")
+
+
+# Iceberg type ids whose partition values the scanner renders as numbers or booleans; the others
+# (date, time, timestamp, string, decimal, uuid) are text that Iceberg's string literal converts.
+_INTEGER_TYPES = ("INTEGER", "LONG")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE")
+_TEXT_TYPES = ("STRING", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_NANO", "DECIMAL", "UUID")
+
+
+def predicate_value(transform: str, source_type: str, value: Any, where: str) -> Any:
+    """The literal for `transform(column) = value`, given the source column's Iceberg type id.
+
+    The planner sends partition values as the scanner renders them: `day` as a date
+    (`2026-01-02`), `year`/`month`/`hour`/`bucket` as their integer, `identity`/`truncate` in the
+    source column's type (numbers and booleans as text)."""
+    if value is None:
+        return None
+    if transform == "day":
+        return str(value)
+    result_type = "INTEGER" if transform in ("year", "month", "hour") or transform.startswith("bucket") else source_type
+    try:
+        if result_type in _INTEGER_TYPES:
+            return int(value)
+        if result_type in _FLOAT_TYPES:
+            return float(value)
+        if result_type == "BOOLEAN":
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("true", "false"):
+                return str(value).lower() == "true"
+            raise ValueError(value)
+    except ValueError:
+        raise BadInput(f"{where}.value {value!r} is not of type {result_type.lower()}") from None
+    if result_type in _TEXT_TYPES:
+        return str(value)
+    raise BadInput(f"{where}: partition values of type {result_type.lower()} cannot be filtered")
+
+
 def parse_task(value: Any) -> dict[str, Any]:
     """Checks the fields this job uses; returns the task. Raises BadInput naming the field."""
     if not isinstance(value, dict):
@@ -139,13 +190,16 @@ def parse_task(value: Any) -> dict[str, Any]:
         if "maxCommits" in progress:
             _positive_int(progress, "maxCommits", f"{where}.partialProgress")
     for i, predicate in enumerate(params.get("partitionFilter") or []):
-        p = f"{where}.partitionFilter[{i}]"
-        if not isinstance(predicate, dict):
-            raise BadInput(f"{p} must be an object")
-        if not _require(predicate, "column", str, p):
-            raise BadInput(f"{p}.column must not be empty")
-        if "value" not in predicate or not isinstance(predicate["value"], (str, int, float, bool, type(None))):
-            raise BadInput(f"{p}.value must be a string, number, boolean or null")
+        _check_predicate(predicate, f"{where}.partitionFilter[{i}]")
+    partitions = params.get("partitions")
+    if partitions is not None:
+        if not isinstance(partitions, list) or not partitions:
+            raise BadInput(f"{where}.partitions must be a non-empty list")
+        for i, partition in enumerate(partitions):
+            if not isinstance(partition, list) or not partition:
+                raise BadInput(f"{where}.partitions[{i}] must be a non-empty list of predicates")
+            for j, predicate in enumerate(partition):
+                _check_predicate(predicate, f"{where}.partitions[{i}][{j}]")
     if task_type == "sort":
         strategy = _require(params, "strategy", str, where)
         if strategy not in ("sort", "zorder"):
@@ -471,13 +525,48 @@ def is_metadata_table(table) -> bool:
     return False
 
 
-def partition_filter(jvm, predicates: list[dict[str, Any]]):
+def _term(expressions, transform: str, column: str):
+    """The Iceberg term `transform(column)`, built as an object (never parsed text)."""
+    match = _TRANSFORM.fullmatch(transform)
+    if transform == "identity":
+        return expressions.ref(column)
+    if match is not None and match.group(1) is not None:
+        return getattr(expressions, match.group(1))(column, int(match.group(2)))
+    return getattr(expressions, transform)(column)
+
+
+def partition_filter(jvm, predicates: list[dict[str, Any]], table=None, where: str = "task.parameters.partitionFilter"):
+    """AND of `transform(column) = value` (IS NULL for null). With the table, values are
+    converted to the source column's type and a column the schema lacks is bad input."""
     expressions = jvm.org.apache.iceberg.expressions.Expressions
     result = None
-    for predicate in predicates:
+    for i, predicate in enumerate(predicates):
         column, value = predicate["column"], predicate["value"]
-        term = expressions.isNull(column) if value is None else expressions.equal(column, value)
-        result = term if result is None else getattr(expressions, "and")(result, term)
+        transform = predicate.get("transform", "identity")
+        if table is not None:
+            field = table.schema().findField(column)
+            if field is None:
+                raise BadInput(f"{where}[{i}].column {column!r} is not a column of the table")
+            value = predicate_value(transform, str(field.type().typeId().name()), value, f"{where}[{i}]")
+        term = _term(expressions, transform, column)
+        condition = expressions.isNull(term) if value is None else expressions.equal(term, value)
+        result = condition if result is None else getattr(expressions, "and")(result, condition)
+    return result
+
+
+def rewrite_filter(jvm, table, params: dict[str, Any]):
+    """What a merge or sort rewrites: `partitionFilter` AND any of `partitions`; None = all."""
+    expressions = jvm.org.apache.iceberg.expressions.Expressions
+    result = None
+    if params.get("partitionFilter"):
+        result = partition_filter(jvm, params["partitionFilter"], table)
+    partitions = params.get("partitions") or []
+    if partitions:
+        anyof = None
+        for i, partition in enumerate(partitions):
+            one = partition_filter(jvm, partition, table, f"task.parameters.partitions[{i}]")
+            anyof = one if anyof is None else getattr(expressions, "or")(anyof, one)
+        result = anyof if result is None else getattr(expressions, "and")(result, anyof)
     return result
 
 
@@ -524,9 +613,9 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
         action = action.binPack()
     for key, value in rewrite_options(params, max_groups).items():
         action = action.option(key, value)
-    predicates = params.get("partitionFilter") or []
-    if predicates:
-        action = action.filter(partition_filter(jvm, predicates))
+    where = rewrite_filter(jvm, table, params)
+    if where is not None:
+        action = action.filter(where)
     result = action.execute()
     out: dict[str, Any] = {
         "rewriteDataFiles": {
@@ -539,12 +628,12 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
     }
     format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
     if format_version >= 2:
-        out.update(remove_dangling_deletes(spark, actions, table, params, predicates, max_groups))
+        out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups))
     return out
 
 
 def remove_dangling_deletes(
-    spark, actions, table, params: dict[str, Any], predicates: list[dict[str, Any]], max_groups: int | None
+    spark, actions, table, params: dict[str, Any], where, max_groups: int | None
 ) -> dict[str, Any]:
     """Removes the delete files that apply to no live data file any more (docs/spark-job.md).
 
@@ -579,8 +668,8 @@ def remove_dangling_deletes(
             action = action.option(key, value)
     if dangling > 0:
         action = action.option("rewrite-all", "true")
-    if predicates:
-        action = action.filter(partition_filter(jvm, predicates))
+    if where is not None:
+        action = action.filter(where)
     deletes = action.execute()
     out["rewritePositionDeleteFiles"] = {
         "rewrittenDeleteFiles": deletes.rewrittenDeleteFilesCount(),

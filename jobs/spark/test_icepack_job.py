@@ -204,6 +204,62 @@ def cleanup_task(older_than: str = "2026-12-01T12:00:00Z", retain_last: int = 1)
     }
 
 
+class PartitionsTest(unittest.TestCase):
+    """The planner's partition-scoped tasks: `partitions` (any of) with transform predicates."""
+
+    def task(self, partitions):
+        return {**MERGE, "parameters": {**MERGE["parameters"], "partitions": partitions}}
+
+    def test_accepts_partitions_with_transforms(self):
+        partitions = [
+            [{"column": "region", "value": "eu"}, {"column": "ts", "transform": "day", "value": "2026-01-02"}],
+            [{"column": "id", "transform": "bucket[16]", "value": "3"}],
+            [{"column": "ts", "transform": "hour", "value": "493000"}, {"column": "name", "transform": "truncate[4]", "value": None}],
+        ]
+        self.assertEqual(job.parse_task(self.task(partitions))["parameters"]["partitions"], partitions)
+
+    def test_refuses_bad_partitions_naming_the_field(self):
+        cases = [
+            ([], "task.parameters.partitions must be a non-empty list"),
+            ([[]], "task.parameters.partitions[0] must be a non-empty list of predicates"),
+            ([[{"column": "ts", "transform": "days", "value": "1"}]], "task.parameters.partitions[0][0].transform"),
+            ([[{"column": "ts", "transform": "bucket[0]", "value": "1"}]], "task.parameters.partitions[0][0].transform"),
+            ([[{"column": "", "value": "1"}]], "task.parameters.partitions[0][0].column"),
+            ([[{"column": "a", "value": [1]}]], "task.parameters.partitions[0][0].value"),
+        ]
+        for partitions, message in cases:
+            with self.subTest(partitions=partitions):
+                with self.assertRaises(job.BadInput) as caught:
+                    job.parse_task(self.task(partitions))
+                self.assertIn(message, str(caught.exception))
+
+    def test_converts_rendered_values_to_the_term_type(self):
+        w = "task.parameters.partitions[0][0]"
+        self.assertEqual(job.predicate_value("day", "TIMESTAMP", "2026-01-02", w), "2026-01-02")
+        self.assertEqual(job.predicate_value("hour", "TIMESTAMP", "493000", w), 493000)
+        self.assertEqual(job.predicate_value("bucket[16]", "STRING", "7", w), 7)
+        self.assertEqual(job.predicate_value("month", "DATE", "672", w), 672)
+        self.assertEqual(job.predicate_value("identity", "LONG", "12", w), 12)
+        self.assertEqual(job.predicate_value("identity", "BOOLEAN", "true", w), True)
+        self.assertEqual(job.predicate_value("identity", "DOUBLE", "1.5", w), 1.5)
+        self.assertEqual(job.predicate_value("identity", "STRING", "d'e", w), "d'e")
+        self.assertEqual(job.predicate_value("truncate[4]", "STRING", "abcd", w), "abcd")
+        self.assertEqual(job.predicate_value("truncate[10]", "INTEGER", "120", w), 120)
+        self.assertEqual(job.predicate_value("identity", "DATE", "2026-01-02", w), "2026-01-02")
+        self.assertIsNone(job.predicate_value("identity", "INTEGER", None, w))
+
+    def test_refuses_values_that_do_not_fit_the_type(self):
+        w = "task.parameters.partitions[0][0]"
+        with self.assertRaises(job.BadInput) as caught:
+            job.predicate_value("identity", "INTEGER", "eu", w)
+        self.assertIn("task.parameters.partitions[0][0].value 'eu' is not of type integer", str(caught.exception))
+        with self.assertRaises(job.BadInput):
+            job.predicate_value("identity", "BOOLEAN", "yes", w)
+        with self.assertRaises(job.BadInput) as caught:
+            job.predicate_value("identity", "BINARY", "00ff", w)
+        self.assertIn("cannot be filtered", str(caught.exception))
+
+
 class GuardTableTest(unittest.TestCase):
     """Issue 16, findings 2 and 3: the job trusts the table, not the task."""
 

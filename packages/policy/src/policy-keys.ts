@@ -30,6 +30,14 @@ export const PolicyKeys = {
    * (new data needed). Unset: no commit-count trigger.
    */
   mergeMaxCommits: 'icepack.merge.max-commits',
+  /**
+   * Which partitions a merge or sort rewrites: `all` (default: every partition over its
+   * thresholds), `recent:<N>` (the N most recently changed), `recent:<N>d` (changed in the last
+   * N days) or `selected:<field>=<value>[,…][;…]` (partitions matching any of the filters).
+   */
+  mergeStrategy: 'icepack.merge.strategy',
+  /** A partition-scoped plan rewriting more is split into several tasks (at most 4). */
+  maxBytesPerTask: 'icepack.max-bytes-per-task',
   /** Rewrite a file group only when it has at least this many files (`min-input-files`). */
   minInputFiles: 'icepack.merge.min-input-files',
   /** Rewrite a data file with at least this many delete files (`delete-file-threshold` option). */
@@ -65,6 +73,8 @@ export const PolicyDefaults = {
   minSnapshotsToKeep: 1,
   minInputFiles: 5,
   perFileDeleteThreshold: 1,
+  /** Iceberg's `max-file-group-size-bytes` default: 100 GiB. */
+  maxBytesPerTask: 100 * 1024 * MiB,
   /**
    * Least time between a task's success and the next of its type on one table. Longer than a
    * scan after a task takes, so a state from before the task never brings it back.

@@ -4,9 +4,12 @@ import {
   integerAtLeast,
   parseBoolean,
   parseColumnList,
+  parseByteSize,
   parseDuration,
+  parseMergeStrategy,
   parseShare,
   parseSortColumns,
+  type MergeStrategy,
   type PropertyParser,
   type SortColumn,
 } from './property-parsers.ts';
@@ -43,6 +46,10 @@ export interface Policy {
   readonly minSnapshotsToKeep: number;
   readonly minInputFiles: number;
   readonly perFileDeleteThreshold: number;
+  /** Which partitions a merge or sort rewrites (`icepack.merge.strategy`). */
+  readonly mergeStrategy: MergeStrategy;
+  /** A partition-scoped rewrite of more bytes is split into several tasks. */
+  readonly maxBytesPerTask: number;
   /** Commits since the last rewrite that trigger a merge by themselves; null = no such trigger. */
   readonly mergeMaxCommits: number | null;
   /** Least time from a task's success to the next task of its type, in milliseconds. */
@@ -115,7 +122,11 @@ interface Layer {
 const KNOWN_KEYS = new Set<string>(Object.values(PolicyKeys));
 
 function describe(value: unknown): string {
-  return Array.isArray(value) ? value.join(', ') : String(value);
+  if (Array.isArray(value)) return value.join(', ');
+  if (value !== null && typeof value === 'object' && 'kind' in value) {
+    return String(value.kind);
+  }
+  return String(value);
 }
 
 /**
@@ -288,6 +299,16 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
       positive,
     ),
     mergeMaxCommits: pick<number | null>(null, icepack(PolicyKeys.mergeMaxCommits), positive),
+    mergeStrategy: pick<MergeStrategy>(
+      { kind: 'all' },
+      icepack(PolicyKeys.mergeStrategy),
+      parseMergeStrategy,
+    ),
+    maxBytesPerTask: pick(
+      PolicyDefaults.maxBytesPerTask,
+      icepack(PolicyKeys.maxBytesPerTask),
+      parseByteSize,
+    ),
     minIntervalMs: {
       cleanup: pick(
         PolicyDefaults.minIntervalMs.cleanup,

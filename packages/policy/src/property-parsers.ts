@@ -103,3 +103,74 @@ export const parseDuration: PropertyParser<number> = (text) => {
     return bad('expected a duration such as 30s, 10m, 1h or 2d');
   }
 };
+
+/** Which partitions a merge or sort rewrites (`icepack.merge.strategy`). */
+export type MergeStrategy =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'recent'; readonly partitions: number }
+  | { readonly kind: 'recent'; readonly days: number }
+  | {
+      readonly kind: 'selected';
+      /** Any of these; each is field name → value text (null: a null value), all must match. */
+      readonly filters: readonly Readonly<Record<string, string | null>>[];
+    };
+
+const STRATEGY_HINT =
+  'expected all, recent:<partitions>, recent:<days>d or selected:<field>=<value>[,<field>=<value>][;…]';
+
+/** `all`, `recent:10`, `recent:7d`, `selected:region=eu,day=2026-01-02;region=us` (`field=null`: null). */
+export const parseMergeStrategy: PropertyParser<MergeStrategy> = (text) => {
+  const t = text.trim();
+  if (t.toLowerCase() === 'all') return ok({ kind: 'all' });
+  const colon = t.indexOf(':');
+  const kind = (colon < 0 ? t : t.slice(0, colon)).trim().toLowerCase();
+  const arg = colon < 0 ? '' : t.slice(colon + 1).trim();
+  if (kind === 'recent') {
+    const m = /^([0-9]+)\s*(d?)$/.exec(arg);
+    const n = m === null ? NaN : Number(m[1]);
+    if (m === null || !Number.isSafeInteger(n) || n < 1) {
+      return bad(`${STRATEGY_HINT}; recent needs a whole number ≥ 1 of partitions or days`);
+    }
+    return ok(m[2] === 'd' ? { kind: 'recent', days: n } : { kind: 'recent', partitions: n });
+  }
+  if (kind === 'selected') {
+    const filters: Record<string, string | null>[] = [];
+    for (const alternative of arg.split(';')) {
+      const filter: Record<string, string | null> = {};
+      for (const pair of alternative.split(',')) {
+        const eq = pair.indexOf('=');
+        const field = eq < 0 ? '' : pair.slice(0, eq).trim();
+        if (field === '') return bad(`${STRATEGY_HINT}; cannot read "${pair.trim()}"`);
+        const value = pair.slice(eq + 1).trim();
+        filter[field] = value === 'null' ? null : value;
+      }
+      filters.push(filter);
+    }
+    return ok({ kind: 'selected', filters });
+  }
+  return bad(STRATEGY_HINT);
+};
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+
+/** Bytes: a whole number, or with a binary unit (`512MiB`, `100GiB`, `1TiB`); at least 1. */
+export const parseByteSize: PropertyParser<number> = (text) => {
+  const m = /^([0-9]+)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = SIZE_UNITS[m?.[2]?.toLowerCase() ?? 'x'];
+  if (m === null || unit === undefined) {
+    return bad(
+      'expected a size in bytes, e.g. 107374182400 or 100GiB (units B, KiB, MiB, GiB, TiB)',
+    );
+  }
+  const value = Number(m[1]) * unit;
+  if (!Number.isSafeInteger(value)) return bad('too large');
+  if (value < 1) return bad('expected a size of at least 1 byte');
+  return ok(value);
+};

@@ -11,6 +11,8 @@ export const partitionFieldStateSchema = z.object({
   name: z.string().min(1),
   /** Iceberg transform text: `identity`, `day`, `bucket[16]`, `truncate[4]`, `void` … */
   transform: z.string().min(1),
+  /** The source column's name in the current schema, when it still exists (absent in older states). */
+  column: z.string().min(1).optional(),
 });
 
 export const partitionSpecStateSchema = z.object({
@@ -146,6 +148,31 @@ export const partitionStateSchema = z.object({
   smallFiles: count,
   deleteFiles: count,
   bytes: count,
+  /** Bytes of its small data files (absent in older states). */
+  smallFileBytes: count.optional(),
+  /** Bytes of its delete files, puffin files counted by blob share (absent in older states). */
+  deleteFileBytes: count.optional(),
+  /**
+   * Its last change: the largest data sequence number of its live files, and when the snapshot
+   * of that sequence number was committed (absent when that snapshot was expired or in older
+   * states). The planner's "newest first".
+   */
+  lastSequenceNumber: int64String.optional(),
+  lastChangedAt: isoDateTime.optional(),
+});
+
+/**
+ * Figures over every partition of the table, listed or not: a table with 100,000 partitions
+ * lists only the `MAX_TABLE_STATE_PARTITIONS` that need work most, and these say how much is
+ * left out.
+ */
+export const partitionTotalsSchema = z.object({
+  /** Partitions with live files (all specs). */
+  partitions: count,
+  /** Partitions with at least one small data file or delete file. */
+  needingWork: count,
+  /** Of `partitions`, how many the state lists. */
+  listed: count,
 });
 
 export const lastMaintenanceSchema = z.object({
@@ -177,8 +204,18 @@ export const tableStateSchema = z.object({
   snapshots: snapshotFiguresSchema,
   newData: newDataSchema,
   refs: z.array(refStateSchema),
-  /** Worst partitions first, at most `MAX_TABLE_STATE_PARTITIONS`. */
+  /**
+   * The partitions that need work most first (small files, then delete files), at most
+   * `MAX_TABLE_STATE_PARTITIONS`; then, if room is left, the others.
+   */
   partitions: z.array(partitionStateSchema).max(MAX_TABLE_STATE_PARTITIONS),
+  /** Absent in states of scanners before it. */
+  partitionTotals: partitionTotalsSchema.optional(),
+  /**
+   * The specs of listed partitions other than the current one (a table whose spec evolved),
+   * so each partition's fields can be turned into a filter. Absent when none.
+   */
+  otherPartitionSpecs: z.array(partitionSpecStateSchema).max(MAX_TABLE_STATE_PARTITIONS).optional(),
   lastMaintenance: lastMaintenanceSchema.optional(),
 });
 export type TableState = z.output<typeof tableStateSchema>;
@@ -186,6 +223,8 @@ export type FileFigures = z.output<typeof fileFiguresSchema>;
 export type DanglingDeleteFigures = z.output<typeof danglingDeleteFiguresSchema>;
 export type SizeBucket = z.output<typeof sizeBucketSchema>;
 export type PartitionState = z.output<typeof partitionStateSchema>;
+export type PartitionTotals = z.output<typeof partitionTotalsSchema>;
+export type PartitionSpecState = z.output<typeof partitionSpecStateSchema>;
 export type RefState = z.output<typeof refStateSchema>;
 
 /**

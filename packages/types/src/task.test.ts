@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { sampleMergeTask, sampleTableId } from './samples.ts';
-import { parseTask, taskJobId, taskSchema, type TaskInput } from './task.ts';
+import {
+  MAX_TASK_GROUPS,
+  parseTask,
+  taskGroupOf,
+  taskJobId,
+  taskSchema,
+  type TaskInput,
+} from './task.ts';
 import { formatPath } from './validation-error.ts';
 
 function firstPath(value: unknown): string | undefined {
@@ -92,6 +99,44 @@ describe('taskSchema', () => {
     ],
   ])('rejects %j at %s', (patch, path) => {
     expect(firstPath({ ...merge, ...patch })).toBe(path);
+  });
+});
+
+describe('partition groups', () => {
+  it('names group 1 like a table-wide task and the others with #N, up to MAX_TASK_GROUPS', () => {
+    expect(taskJobId(table, 'merge', 1)).toBe(taskJobId(table, 'merge'));
+    const second = taskJobId(table, 'merge', 2);
+    expect(second).toBe(`${taskJobId(table, 'merge')}#2`);
+    expect(taskGroupOf(second, table, 'merge')).toBe(2);
+    expect(taskGroupOf(taskJobId(table, 'merge'), table, 'merge')).toBe(1);
+    expect(
+      taskGroupOf(`${taskJobId(table, 'merge')}#${MAX_TASK_GROUPS + 1}`, table, 'merge'),
+    ).toBeNull();
+    expect(taskGroupOf(`${taskJobId(table, 'merge')}#1`, table, 'merge')).toBeNull();
+    expect(taskGroupOf(second, table, 'sort')).toBeNull();
+  });
+
+  it('accepts a group task with partitions (any of them) and transform predicates', () => {
+    const partitions = [
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-02' },
+      ],
+      [{ column: 'id', transform: 'bucket[16]', value: '3' }],
+    ];
+    const task = {
+      ...merge,
+      id: taskJobId(table, 'merge', 3),
+      parameters: { ...merge.parameters, partitions },
+    };
+    expect(taskSchema.parse(task)).toEqual(task);
+    expect(firstPath({ ...task, parameters: { ...merge.parameters, partitions: [[]] } })).toBe(
+      'parameters.partitions[0]',
+    );
+    const badTransform = [[{ column: 'ts', transform: 'days(ts)', value: '1' }]];
+    expect(
+      firstPath({ ...task, parameters: { ...merge.parameters, partitions: badTransform } }),
+    ).toBe('parameters.partitions[0][0].transform');
   });
 });
 

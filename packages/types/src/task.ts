@@ -17,11 +17,30 @@ export type TaskType = (typeof TaskType)[keyof typeof TaskType];
 export const taskTypeSchema = z.enum(TaskType);
 
 /**
- * The BullMQ job id of the one pending task per (table, type): `merge/prod/sales/orders`.
- * Deterministic, so enqueuing twice is a no-op; never contains `:` and is never all digits.
+ * The most tasks of one type a table has pending at once: a partition-scoped plan split by
+ * `icepack.max-bytes-per-task` is at most this many groups (docs/planner.md).
  */
-export function taskJobId(table: TableId, type: TaskType): string {
-  return `${type}/${tableKey(table)}`;
+export const MAX_TASK_GROUPS = 4;
+
+/**
+ * The BullMQ job id of the one pending task per (table, type, partition group):
+ * `merge/prod/sales/orders` for group 1 (a table-wide task, or the newest partitions), then
+ * `merge/prod/sales/orders#2` … `#MAX_TASK_GROUPS`. Deterministic, so enqueuing twice is a
+ * no-op; never contains `:` and is never all digits.
+ */
+export function taskJobId(table: TableId, type: TaskType, group = 1): string {
+  const base = `${type}/${tableKey(table)}`;
+  return group === 1 ? base : `${base}#${group}`;
+}
+
+/** The partition group of a task id (`…#3` → 3, no suffix → 1); null for another table/type. */
+export function taskGroupOf(id: string, table: TableId, type: TaskType): number | null {
+  const base = taskJobId(table, type);
+  if (id === base) return 1;
+  const match = /^#([2-9][0-9]*)$/.exec(id.slice(base.length));
+  if (!id.startsWith(base) || match === null) return null;
+  const group = Number(match[1]);
+  return group <= MAX_TASK_GROUPS ? group : null;
 }
 
 export const cleanupParametersSchema = z.object({
@@ -33,11 +52,24 @@ export const cleanupParametersSchema = z.object({
   retentionMs: count.optional(),
 });
 
-/** One equality predicate on a source column; a filter is their conjunction. */
+/**
+ * One equality predicate on a source column, or on a transform of it (`day`, `hour`,
+ * `bucket[16]`, … as Iceberg writes transforms): `transform(column) = value`, the value as the
+ * scanner renders partition values (`2026-01-02` for a day, the hour or bucket number as text).
+ * A filter is their conjunction.
+ */
 export const partitionPredicateSchema = z.object({
   column: z.string().min(1),
+  /** Default `identity`. */
+  transform: z
+    .string()
+    .regex(/^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$/)
+    .optional(),
   value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
 });
+
+/** The most partitions one task names (the state lists at most 100). */
+export const MAX_TASK_PARTITIONS = 1000;
 
 const mergeShape = {
   targetFileSizeBytes: z.int().min(1),
@@ -56,6 +88,15 @@ const mergeShape = {
     .optional(),
   /** Rewrite only matching partitions (AND of equalities). Data, never SQL text. */
   partitionFilter: z.array(partitionPredicateSchema).min(1).optional(),
+  /**
+   * A partition-scoped plan: rewrite only files of these partitions (each the AND of its
+   * predicates; the task covers any of them). Absent: the whole table.
+   */
+  partitions: z
+    .array(z.array(partitionPredicateSchema).min(1))
+    .min(1)
+    .max(MAX_TASK_PARTITIONS)
+    .optional(),
 };
 
 function checkSizes(
@@ -150,12 +191,12 @@ export const taskSchema = z
     z.object({ ...taskBase, type: z.literal(TaskType.sort), parameters: sortParametersSchema }),
   ])
   .superRefine((task, ctx) => {
-    const expected = taskJobId(task.table, task.type);
-    if (task.id !== expected) {
+    if (taskGroupOf(task.id, task.table, task.type) === null) {
+      const expected = taskJobId(task.table, task.type);
       ctx.addIssue({
         code: 'custom',
         path: ['id'],
-        message: `must be ${JSON.stringify(expected)} (taskJobId)`,
+        message: `must be ${JSON.stringify(expected)} or ${JSON.stringify(`${expected}#2`)} … #${MAX_TASK_GROUPS} (taskJobId)`,
       });
     }
   });
@@ -167,6 +208,7 @@ export type MergeParameters = z.output<typeof mergeParametersSchema>;
 export type SortParameters = z.output<typeof sortParametersSchema>;
 export type TaskScore = z.output<typeof scoreSchema>;
 export type TaskParameters = Task['parameters'];
+export type PartitionPredicate = z.output<typeof partitionPredicateSchema>;
 
 /** Validates BullMQ job data; throws `ValidationError` naming the field. */
 export function parseTask(value: unknown): Task {

@@ -31,7 +31,12 @@ import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { tableStateHandlers } from './adapters/table-state-handlers.ts';
 import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
-import { tableState } from './domain/state-fixtures.ts';
+import {
+  dayPartition,
+  partitionedTableState,
+  PARTITIONS_NOW,
+  tableState,
+} from './domain/state-fixtures.ts';
 import { waitFor } from './testing/wait-for.ts';
 
 const infra = inject('infra');
@@ -184,6 +189,90 @@ describe('Kafka → planner → queue', () => {
       ['planned', `merge/${key}`, '80 small files > 20'],
       ['skipped', `merge/${key}`, 'the table was dropped'],
     ]);
+  });
+});
+
+describe('Kafka → planner → queue: partition-scoped plans', () => {
+  it('splits a plan into one task per partition group and follows the next state', async () => {
+    const table = sampleTableId({ catalog, name: 'events' });
+    const key = tableKey(table);
+    const days = [
+      dayPartition('2026-01-09', 1),
+      dayPartition('2026-01-08', 2),
+      dayPartition('2026-01-07', 3),
+      dayPartition('2026-01-01', 9, { smallFiles: 2 }), // below its thresholds
+    ];
+    const base = partitionedTableState(days);
+    const properties = { 'icepack.max-bytes-per-task': '2GiB' };
+    // The fixtures' clock is a fixed day; the rules only compare against "now" for intervals.
+    const send = (state: typeof base) =>
+      producer.sendRaw(
+        stateTopic,
+        key,
+        serializeEnvelope(
+          createEnvelope('TableScanned', key, {
+            ...state,
+            table,
+            properties,
+            scannedAt: PARTITIONS_NOW.toISOString(),
+          }),
+        ),
+      );
+    await send(base);
+    const first = await waitFor('two merge tasks', async () => {
+      const list = await queue.waiting(catalog);
+      return list.filter((w) => w.task.table.name === 'events').length === 2 ? list : undefined;
+    });
+    const byId = new Map(first.map((w) => [w.task.id, w.task]));
+    const partitionsOf = (id: string) => {
+      const task = byId.get(id);
+      return task?.type === 'merge' ? task.parameters.partitions : undefined;
+    };
+    // Newest first, 1 GiB of small files each, at most 2 GiB per task.
+    expect(partitionsOf(`merge/${key}`)).toEqual([
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-09' },
+      ],
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-08' },
+      ],
+    ]);
+    expect(partitionsOf(`merge/${key}#2`)).toEqual([
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-07' },
+      ],
+    ]);
+
+    // A newer state: only one partition still needs work. Group 1 is updated to it, group 2
+    // goes (skipped).
+    await send({
+      ...base,
+      lastSequenceNumber: String(Number(base.lastSequenceNumber) + 1),
+      partitions: [days[0]!, ...days.slice(1).map((p) => ({ ...p, smallFiles: 0 }))],
+    });
+    // Removals are applied before updates: wait for both.
+    const second = await waitFor('group 2 to go and group 1 to change', async () => {
+      const list = (await queue.waiting(catalog)).filter((w) => w.task.table.name === 'events');
+      const only = list[0]?.task;
+      return list.length === 1 && only?.type === 'merge' && only.parameters.partitions?.length === 1
+        ? list
+        : undefined;
+    });
+    expect(second.map((w) => w.task.id)).toEqual([`merge/${key}`]);
+    const task = second[0]!.task;
+    expect(task.type === 'merge' && task.parameters.partitions).toEqual([
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-09' },
+      ],
+    ]);
+    await producer.tombstone(stateTopic, key);
+    await waitFor('the tasks to go', async () =>
+      (await queue.waiting(catalog)).some((w) => w.task.table.name === 'events') ? undefined : true,
+    );
   });
 });
 

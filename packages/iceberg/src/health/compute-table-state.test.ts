@@ -336,7 +336,10 @@ describe('computeTableState', () => {
     expect(state.refs).toEqual([
       { name: 'main', type: 'branch', snapshotId: TestTableWriter.snapshotIdFor(3) },
     ]);
-    // Worst first; the day renders as a date, as Spark shows it.
+    // Worst first; the day renders as a date, as Spark shows it. The last change is the
+    // newest live file's sequence number and the commit time of its snapshot.
+    const third = loaded.metadata.snapshots.find((s) => s.sequenceNumber === '3')!;
+    const lastChangedAt = new Date(third.timestampMs).toISOString();
     expect(state.partitions).toEqual([
       {
         specId: 0,
@@ -345,6 +348,10 @@ describe('computeTableState', () => {
         smallFiles: 3,
         deleteFiles: 3,
         bytes: 2800,
+        smallFileBytes: 800,
+        deleteFileBytes: 50, // the position-delete file; the DVs' puffin file is shared
+        lastSequenceNumber: '3',
+        lastChangedAt,
       },
       {
         specId: 0,
@@ -353,8 +360,16 @@ describe('computeTableState', () => {
         smallFiles: 1,
         deleteFiles: 1,
         bytes: 5000,
+        smallFileBytes: 300,
+        deleteFileBytes: 60,
+        lastSequenceNumber: '3',
+        lastChangedAt,
       },
     ]);
+    expect(state.partitionTotals).toEqual({ partitions: 2, needingWork: 2, listed: 2 });
+    // Source column names, so the planner can write a partition filter.
+    expect(state.partitionSpec.fields.map((f) => f.column)).toEqual(['region', 'day']);
+    expect(state.otherPartitionSpecs).toBeUndefined();
     const histogramFiles = state.sizeHistogram.reduce((n, b) => n + b.files, 0);
     expect(histogramFiles).toBe(6);
     expect(state.sizeHistogram[0]).toEqual({ upperBoundBytes: 65536, files: 6, bytes: 7800 });

@@ -120,7 +120,8 @@ export async function computeTableState(
     snapshots: snapshotFigures(metadata, lastMaintenance?.cleanup),
     newData: newData(metadata, totals),
     refs: refStates(metadata),
-    partitions: worstPartitions(
+    ...partitionFigures(
+      metadata,
       totals.partitions,
       Math.min(options.maxPartitions ?? MAX_TABLE_STATE_PARTITIONS, MAX_TABLE_STATE_PARTITIONS),
     ),
@@ -211,16 +212,25 @@ function sum(values: Iterable<number>): number {
   return total;
 }
 
-function partitionSpecState(metadata: TableMetadataModel): TableState['partitionSpec'] {
-  const spec = metadata.partitionSpecs.get(metadata.defaultSpecId);
+function partitionSpecState(
+  metadata: TableMetadataModel,
+  specId = metadata.defaultSpecId,
+): TableState['partitionSpec'] {
+  const spec = metadata.partitionSpecs.get(specId);
+  const schema = metadata.schemas.get(metadata.currentSchemaId);
   return {
-    specId: metadata.defaultSpecId,
-    fields: (spec?.fields ?? []).map((f) => ({
-      sourceId: f.sourceId,
-      fieldId: f.fieldId,
-      name: f.name,
-      transform: f.transform,
-    })),
+    specId,
+    fields: (spec?.fields ?? []).map((f) => {
+      // The name a filter on the partition uses (Iceberg binds it to the current schema).
+      const column = schema?.columnNames.get(f.sourceId);
+      return {
+        sourceId: f.sourceId,
+        fieldId: f.fieldId,
+        name: f.name,
+        transform: f.transform,
+        ...(column === undefined ? {} : { column }),
+      };
+    }),
   };
 }
 
@@ -371,12 +381,19 @@ function refStates(metadata: TableMetadataModel): RefState[] {
     }));
 }
 
-/** Worst first: most small files, then delete files, then files, then bytes. */
-function worstPartitions(
+/**
+ * The partitions the state lists — bounded, so a table with 100,000 partitions stays a small
+ * message: the `max` that need work most (most small files, then delete files, then files,
+ * then bytes), each with its last change; the totals over all; and the specs of listed
+ * partitions other than the current one.
+ */
+function partitionFigures(
+  metadata: TableMetadataModel,
   partitions: ReadonlyMap<string, PartitionFigures>,
   max: number,
-): PartitionState[] {
-  return [...partitions.entries()]
+): Pick<TableState, 'partitions' | 'partitionTotals' | 'otherPartitionSpecs'> {
+  const all = [...partitions.entries()];
+  const listed = all
     .sort(
       ([ka, a], [kb, b]) =>
         b.smallFiles - a.smallFiles ||
@@ -386,12 +403,38 @@ function worstPartitions(
         (ka < kb ? -1 : ka > kb ? 1 : 0),
     )
     .slice(0, max)
-    .map(([, p]) => ({
+    .map(([, p]) => p);
+  // Sequence number → commit time, for the snapshots still in the metadata.
+  const committed = new Map<string, number>();
+  for (const s of metadata.snapshots) committed.set(s.sequenceNumber, s.timestampMs);
+  const states: PartitionState[] = listed.map((p) => {
+    const sequence = p.lastSequence?.toString();
+    const at = sequence === undefined ? undefined : committed.get(sequence);
+    return {
       specId: p.specId,
       partition: p.partition,
       dataFiles: p.dataFiles,
       smallFiles: p.smallFiles,
       deleteFiles: p.deleteFiles,
       bytes: p.bytes,
-    }));
+      smallFileBytes: p.smallFileBytes,
+      deleteFileBytes: p.deleteFileBytes,
+      ...(sequence === undefined ? {} : { lastSequenceNumber: sequence }),
+      ...(at === undefined ? {} : { lastChangedAt: new Date(at).toISOString() }),
+    };
+  });
+  const otherSpecIds = [...new Set(listed.map((p) => p.specId))]
+    .filter((id) => id !== metadata.defaultSpecId)
+    .sort((a, b) => a - b);
+  return {
+    partitions: states,
+    partitionTotals: {
+      partitions: all.length,
+      needingWork: all.filter(([, p]) => p.smallFiles + p.deleteFiles > 0).length,
+      listed: states.length,
+    },
+    ...(otherSpecIds.length === 0
+      ? {}
+      : { otherPartitionSpecs: otherSpecIds.map((id) => partitionSpecState(metadata, id)) }),
+  };
 }

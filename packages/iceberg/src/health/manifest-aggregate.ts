@@ -13,6 +13,11 @@ export interface PartitionFigures {
   smallFiles: number;
   deleteFiles: number;
   bytes: number;
+  smallFileBytes: number;
+  /** Position and equality delete files' bytes (deletion vectors share puffin files: not counted). */
+  deleteFileBytes: number;
+  /** The largest data sequence number of its live files (data and delete): its last change. */
+  lastSequence: bigint | undefined;
 }
 
 export interface AddedFigures {
@@ -97,6 +102,8 @@ interface PartitionSlot {
   readonly figures: PartitionFigures;
   /** Smallest data sequence number of its live data files (exact). */
   minSequence: ExactLong | undefined;
+  /** Largest data sequence number of its live files, data or delete (exact). */
+  maxSequence: ExactLong | undefined;
 }
 
 function lessThan(a: ExactLong, b: ExactLong): boolean {
@@ -154,6 +161,9 @@ export function aggregateManifest(
         smallFiles: 0,
         deleteFiles: 0,
         bytes: 0,
+        smallFileBytes: 0,
+        deleteFileBytes: 0,
+        lastSequence: undefined,
       };
       agg.partitions.set(key, figures);
     }
@@ -162,6 +172,7 @@ export function aggregateManifest(
       key,
       figures,
       minSequence: undefined,
+      maxSequence: undefined,
     };
     list.push(slot);
     allSlots.push(slot);
@@ -184,6 +195,9 @@ export function aggregateManifest(
       const size = entry.fileSizeInBytes;
       const slot = partitionOf(entry);
       const part = slot.figures;
+      const sequence = entry.sequenceNumber;
+      if (slot.maxSequence === undefined || lessThan(slot.maxSequence, sequence))
+        slot.maxSequence = sequence;
       switch (entry.content) {
         case FileContent.data: {
           const seq = entry.sequenceNumber;
@@ -199,6 +213,7 @@ export function aggregateManifest(
             agg.smallFiles++;
             agg.smallFileBytes += size;
             part.smallFiles++;
+            part.smallFileBytes += size;
           }
           const b = bucketIndex(size);
           agg.histogramFiles[b]!++;
@@ -229,6 +244,7 @@ export function aggregateManifest(
           } else {
             agg.positionDeleteFiles++;
             agg.deleteFileBytes += size;
+            part.deleteFileBytes += size;
             deleteFacts(entry, DeleteKind.position, slot.key);
           }
           return;
@@ -236,6 +252,7 @@ export function aggregateManifest(
           part.deleteFiles++;
           agg.equalityDeleteFiles++;
           agg.deleteFileBytes += size;
+          part.deleteFileBytes += size;
           agg.equalityDeleteRecords += entry.recordCount;
           deleteFacts(entry, DeleteKind.equality, slot.key);
           return;
@@ -243,6 +260,11 @@ export function aggregateManifest(
     },
     finish() {
       for (const slot of allSlots) {
+        if (slot.maxSequence !== undefined) {
+          const last = BigInt(slot.maxSequence);
+          const f = slot.figures;
+          if (f.lastSequence === undefined || f.lastSequence < last) f.lastSequence = last;
+        }
         if (slot.minSequence === undefined) continue;
         const seq = BigInt(slot.minSequence);
         const min = agg.dataMinSequence.get(slot.key);
@@ -286,6 +308,13 @@ export function addAggregate(into: ManifestAggregate, from: ManifestAggregate): 
       t.smallFiles += p.smallFiles;
       t.deleteFiles += p.deleteFiles;
       t.bytes += p.bytes;
+      t.smallFileBytes += p.smallFileBytes;
+      t.deleteFileBytes += p.deleteFileBytes;
+      if (
+        p.lastSequence !== undefined &&
+        (t.lastSequence === undefined || t.lastSequence < p.lastSequence)
+      )
+        t.lastSequence = p.lastSequence;
     }
   }
   for (const [key, seq] of from.dataMinSequence) {

@@ -1,4 +1,4 @@
-import { parseTableKey, tableKey, TaskType } from '@icepack/types';
+import { parseTableKey, tableKey, taskJobId, TaskType } from '@icepack/types';
 import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types';
 import type { Logger } from '@icepack/runtime';
 import { withLastMaintenance, type LastMaintenance } from '../domain/last-maintenance.ts';
@@ -19,7 +19,13 @@ import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
 import type { LastSucceededStore } from './last-succeeded.ts';
 import type { TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
-import { pendingFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
+import {
+  groupsPendingFrom,
+  pendingFrom,
+  type JobSnapshot,
+  type TableJobs,
+  type TaskQueue,
+} from './task-queue.ts';
 
 /** A catalog's policy (catalog-wide settings, namespace overrides): the layers above tables. */
 export type CatalogPolicies = (catalog: string) => CatalogPolicy | undefined;
@@ -62,6 +68,11 @@ export interface PlanExplanation {
   readonly policy: Policy;
   readonly problems: readonly PolicyProblem[];
   readonly decisions: readonly unknown[];
+}
+
+/** The job of a decision's type and partition group. */
+function jobOf(jobs: TableJobs, d: Pick<TaskDecision, 'type' | 'group'>): JobSnapshot {
+  return jobs.groups[d.type][d.group - 1] ?? { state: 'missing' };
 }
 
 /** The fired factors with thresholds, and their points, as a task event lists them. */
@@ -107,6 +118,7 @@ export class Planner {
       policy,
       problems,
       pending: pendingFrom(jobs),
+      groupsPending: groupsPendingFrom(jobs),
       now: this.#o.clock(),
       scoreOptions: this.#o.scoreOptions,
     });
@@ -160,7 +172,7 @@ export class Planner {
     for (const d of plan.decisions.filter((x) => x.action === 'remove')) {
       const removal = d.removal ?? 'skipped';
       const outcome = await inEnqueueSpan(d, catalog, async () =>
-        (await this.#o.queue.removeWaiting(state.table, d.type))
+        (await this.#o.queue.removeWaiting(state.table, d.type, d.group))
           ? EnqueueOutcome[removal]
           : EnqueueOutcome.unchanged,
       );
@@ -179,7 +191,7 @@ export class Planner {
           const skip = sortCreateSkip(d.type, mergeStillWaiting);
           const outcome = await inEnqueueSpan(d, catalog, async (task) => {
             if (skip !== null) return EnqueueOutcome.skipped;
-            return (await this.#o.queue.create(task!, jobs[d.type].state))
+            return (await this.#o.queue.create(task!, jobOf(jobs, d).state))
               ? EnqueueOutcome.added
               : EnqueueOutcome.unchanged;
           });
@@ -188,7 +200,7 @@ export class Planner {
         }
         if (d.action !== 'update') return undefined;
         // Same metadata, same parameters: a re-scan of an unchanged table; nothing to say.
-        if (updateChangesNothing(jobs[d.type].task, d.task)) return undefined;
+        if (updateChangesNothing(jobOf(jobs, d).task, d.task)) return undefined;
         const outcome = await inEnqueueSpan(d, catalog, async (task) =>
           (await this.#o.queue.update(task!)) === 'updated'
             ? EnqueueOutcome.updated
@@ -265,7 +277,7 @@ export class Planner {
     for (const d of plan.decisions) {
       if (d.action !== 'create' || d.task === undefined) continue;
       const outcome = await inEnqueueSpan(d, state.table.catalog, async (task) =>
-        (await this.#o.queue.create(task!, jobs[d.type].state))
+        (await this.#o.queue.create(task!, jobOf(jobs, d).state))
           ? EnqueueOutcome.added
           : EnqueueOutcome.unchanged,
       );
@@ -289,14 +301,15 @@ export class Planner {
   async handleDropped(key: string): Promise<HandleOutcome> {
     const table = parseTableKey(key);
     const jobs = await this.#o.queue.inspect(table);
-    const pending = pendingFrom(jobs);
+    const groups = groupsPendingFrom(jobs);
     const actions: { type: TaskType; action: string }[] = [];
     const at = this.#o.clock().toISOString();
     for (const type of Object.values(TaskType)) {
-      if (pending[type]?.status !== 'waiting') continue;
-      if (await this.#o.queue.removeWaiting(table, type)) {
+      for (const [i, pending] of groups[type].entries()) {
+        if (pending?.status !== 'waiting') continue;
+        if (!(await this.#o.queue.removeWaiting(table, type, i + 1))) continue;
         await this.#o.events.publish({
-          taskId: `${type}/${key}`,
+          taskId: taskJobId(table, type, i + 1),
           table,
           taskType: type,
           status: 'skipped',
@@ -342,7 +355,8 @@ export class Planner {
         action: d.action,
         ...(d.removal === undefined ? {} : { removal: d.removal }),
         reason: d.reason,
-        pending: jobs[d.type].state,
+        group: d.group,
+        pending: jobOf(jobs, d).state,
         fired: d.rule.factors.filter((f) => f.met).map((f) => f.text),
         notFired: d.rule.blockers,
         factors: d.rule.factors,

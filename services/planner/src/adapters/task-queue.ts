@@ -1,8 +1,14 @@
-import { BULLMQ_PREFIX, queueNameForCatalog, taskJobId, TaskType } from '@icepack/types';
+import {
+  BULLMQ_PREFIX,
+  MAX_TASK_GROUPS,
+  queueNameForCatalog,
+  taskJobId,
+  TaskType,
+} from '@icepack/types';
 import type { TableId, Task } from '@icepack/types';
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PendingTasks } from '../domain/rules.ts';
+import type { PendingTask, PendingTasks } from '../domain/rules.ts';
 import { withAging, type ScoreOptions } from '../domain/score.ts';
 import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOB } from './queue-scripts.ts';
 
@@ -26,20 +32,47 @@ export interface JobSnapshot {
   readonly raw?: string;
 }
 
-export type TableJobs = Readonly<Record<TaskType, JobSnapshot>>;
+/**
+ * The table's jobs: per type its group-1 job (`taskJobId(table, type)`), and in `groups` every
+ * group's (index 0 = group 1) — a partition-scoped plan has up to MAX_TASK_GROUPS per type.
+ */
+export type TableJobs = Readonly<Record<TaskType, JobSnapshot>> & {
+  readonly groups: Readonly<Record<TaskType, readonly JobSnapshot[]>>;
+};
 
 const WAITING: ReadonlySet<JobState> = new Set(['prioritized', 'delayed', 'wait', 'paused']);
 const FINISHED: ReadonlySet<JobState> = new Set(['completed', 'failed', 'unknown']);
 
-/** What is pending for the rules: waiting (also delayed) or active. */
+function pendingOf(job: JobSnapshot | undefined): PendingTask | undefined {
+  if (job === undefined) return undefined;
+  if (WAITING.has(job.state))
+    return { status: 'waiting', ...(job.task ? { createdAt: job.task.createdAt } : {}) };
+  return job.state === 'active' ? { status: 'active' } : undefined;
+}
+
+/** Per type and group, what is pending: waiting (also delayed), active, or nothing. */
+export function groupsPendingFrom(
+  jobs: TableJobs,
+): Record<TaskType, readonly (PendingTask | undefined)[]> {
+  const out = {} as Record<TaskType, (PendingTask | undefined)[]>;
+  for (const type of Object.values(TaskType)) out[type] = jobs.groups[type].map(pendingOf);
+  return out;
+}
+
+/**
+ * What is pending for the rules, over all groups of a type: active when any group runs, else
+ * waiting when any waits (with the earliest group's creation time).
+ */
 export function pendingFrom(jobs: TableJobs): PendingTasks {
-  const pending: Partial<Record<TaskType, { status: 'waiting' | 'active'; createdAt?: string }>> =
-    {};
-  for (const type of Object.values(TaskType)) {
-    const job = jobs[type];
-    if (WAITING.has(job.state))
-      pending[type] = { status: 'waiting', ...(job.task ? { createdAt: job.task.createdAt } : {}) };
-    else if (job.state === 'active') pending[type] = { status: 'active' };
+  const pending: Partial<Record<TaskType, PendingTask>> = {};
+  for (const [type, groups] of Object.entries(groupsPendingFrom(jobs)) as [
+    TaskType,
+    readonly (PendingTask | undefined)[],
+  ][]) {
+    const active = groups.find((p) => p?.status === 'active');
+    const waiting = groups.find((p) => p?.status === 'waiting');
+    const p = active ?? waiting;
+    if (p !== undefined) pending[type] = p;
   }
   return pending;
 }
@@ -130,23 +163,38 @@ export class TaskQueue {
     return `${this.#base(catalog)}icepack:created`;
   }
 
-  /** The state and data of the table's three possible jobs, read atomically. */
+  /**
+   * The state and data of the table's possible jobs (each type's MAX_TASK_GROUPS group ids),
+   * read atomically in one round trip.
+   */
   async inspect(table: TableId): Promise<TableJobs> {
     const types = Object.values(TaskType);
+    const ids = types.flatMap((type) =>
+      Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobId(table, type, g + 1)),
+    );
     const reply = (await this.#redis.eval(
       INSPECT_JOBS,
       0,
       this.#base(table.catalog),
-      ...types.map((type) => taskJobId(table, type)),
+      ...ids,
     )) as string[];
-    const entries = types.map((type, i) => {
+    const snapshotAt = (i: number): JobSnapshot => {
       const state = reply[2 * i] as JobState;
       const raw = reply[2 * i + 1] ?? '';
-      const snapshot: JobSnapshot =
-        raw === '' ? { state } : { state, raw, task: JSON.parse(raw) as Task };
-      return [type, snapshot] as const;
+      return raw === '' ? { state } : { state, raw, task: JSON.parse(raw) as Task };
+    };
+    const groups = {} as Record<TaskType, JobSnapshot[]>;
+    types.forEach((type, t) => {
+      groups[type] = Array.from({ length: MAX_TASK_GROUPS }, (_, g) =>
+        snapshotAt(t * MAX_TASK_GROUPS + g),
+      );
     });
-    return Object.fromEntries(entries) as Record<TaskType, JobSnapshot>;
+    return {
+      cleanup: groups.cleanup[0]!,
+      merge: groups.merge[0]!,
+      sort: groups.sort[0]!,
+      groups,
+    };
   }
 
   /**
@@ -202,9 +250,23 @@ export class TaskQueue {
     return code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed';
   }
 
-  /** Removes a waiting job; false when it is running (locked) or gone. */
-  async removeWaiting(table: TableId, type: TaskType): Promise<boolean> {
-    return (await this.queue(table.catalog).remove(taskJobId(table, type))) === 1;
+  /**
+   * Removes a waiting job of one partition group, or — without `group` — of every group of
+   * the type; false when none was removed (running, locked, or gone).
+   */
+  async removeWaiting(table: TableId, type: TaskType, group?: number): Promise<boolean> {
+    const queue = this.queue(table.catalog);
+    // BullMQ's remove answers 1 for an id with no job too: only ids that wait are removed.
+    const groups =
+      group !== undefined
+        ? [group]
+        : (await this.inspect(table)).groups[type].flatMap((job, g) =>
+            WAITING.has(job.state) ? [g + 1] : [],
+          );
+    const removed = await Promise.all(
+      groups.map(async (g) => (await queue.remove(taskJobId(table, type, g))) === 1),
+    );
+    return removed.some(Boolean);
   }
 
   /** Waiting tasks in run order (prioritized by priority then age, then delayed ones). */

@@ -22,6 +22,8 @@ const TYPE_OF_KEY: Readonly<Record<PolicyKey, TaskType>> = {
   [PolicyKeys.sortColumns]: TaskType.sort,
   [PolicyKeys.zorderColumns]: TaskType.sort,
   [PolicyKeys.mergeMaxCommits]: TaskType.merge,
+  [PolicyKeys.mergeStrategy]: TaskType.merge,
+  [PolicyKeys.maxBytesPerTask]: TaskType.merge,
   [PolicyKeys.minInputFiles]: TaskType.merge,
   [PolicyKeys.perFileDeleteThreshold]: TaskType.merge,
   [PolicyKeys.cleanupMinInterval]: TaskType.cleanup,

@@ -1,5 +1,11 @@
 // Combines the rules with what is already pending into one decision per task type.
-import { taskJobId, type TableState, type Task, type TaskType } from '@icepack/types';
+import {
+  MAX_TASK_GROUPS,
+  taskJobId,
+  type TableState,
+  type Task,
+  type TaskType,
+} from '@icepack/types';
 import {
   measuredUnderOtherPolicy,
   type PausedBy,
@@ -13,10 +19,17 @@ import {
   rewritesPositionDeletes,
   sortPlan,
   sortRule,
+  type PendingTask,
   type PendingTasks,
   type RuleResult,
 } from './rules.ts';
 import { DEFAULT_SCORE_OPTIONS, scoreTask, type ScoreOptions } from './score.ts';
+import {
+  partialProgressFor,
+  partitionScope,
+  type PartitionGroup,
+  type PartitionScope,
+} from './partition-plan.ts';
 
 /**
  * What to do with the task of one type:
@@ -35,6 +48,8 @@ export type PlanAction = (typeof PlanAction)[keyof typeof PlanAction];
 
 export interface TaskDecision {
   readonly type: TaskType;
+  /** The partition group (1 … MAX_TASK_GROUPS): 1 for a table-wide task. */
+  readonly group: number;
   readonly taskId: string;
   readonly action: PlanAction;
   /** For `remove`: the event status to publish. */
@@ -57,6 +72,8 @@ export const Blocked = {
 export type Blocked = (typeof Blocked)[keyof typeof Blocked];
 
 export interface TablePlan {
+  /** Which partitions merges and sorts rewrite (docs/planner.md#partition-scoped-plans). */
+  readonly scope: PartitionScope;
   readonly paused: boolean;
   readonly pausedBy: PausedBy;
   readonly decisions: readonly TaskDecision[];
@@ -67,7 +84,15 @@ export interface PlanInput {
   readonly state: TableState;
   readonly policy: Policy;
   readonly problems?: readonly PolicyProblem[];
+  /** Per type, what is pending over all its groups (what the rules go by). */
   readonly pending: PendingTasks;
+  /**
+   * Per type, the pending task of each group (index 0 = group 1). Default: `pending` as group 1
+   * and no other group.
+   */
+  readonly groupsPending?: Readonly<
+    Partial<Record<TaskType, readonly (PendingTask | undefined)[]>>
+  >;
   readonly now: Date;
   readonly scoreOptions?: ScoreOptions;
 }
@@ -79,13 +104,42 @@ function fired(rule: RuleResult): string {
     .join(', ');
 }
 
-function buildTask(type: TaskType, input: PlanInput): Task {
-  const { state, policy, now } = input;
-  const createdAt = input.pending[type]?.createdAt ?? now.toISOString();
+/**
+ * The state as one group's task sees it: the group's small and delete files stand for the
+ * table's, so its score and explanation are its own.
+ */
+function groupView(state: TableState, g: PartitionGroup): TableState {
+  return {
+    ...state,
+    files: {
+      ...state.files,
+      smallFiles: g.smallFiles,
+      smallFileBytes: g.smallFileBytes,
+      positionDeleteFiles: g.deleteFiles,
+      equalityDeleteFiles: 0,
+      deletionVectors: 0,
+      deleteFileBytes: g.deleteFileBytes,
+    },
+  };
+}
+
+function pendingOf(input: PlanInput, type: TaskType, group: number): PendingTask | undefined {
+  const groups = input.groupsPending?.[type];
+  if (groups === undefined) return group === 1 ? input.pending[type] : undefined;
+  return groups[group - 1];
+}
+
+function buildTask(type: TaskType, input: PlanInput, g?: PartitionGroup): Task {
+  const { policy, now } = input;
+  const group = g?.group ?? 1;
+  // Position deletes are judged on the table, before the group view replaces its figures.
+  const rewritePositionDeletes = rewritesPositionDeletes(input.state, policy);
+  const state = g === undefined ? input.state : groupView(input.state, g);
+  const createdAt = pendingOf(input, type, group)?.createdAt ?? now.toISOString();
   const waited = now.getTime() - Date.parse(createdAt);
   const score = scoreTask(type, state, policy, waited, input.scoreOptions ?? DEFAULT_SCORE_OPTIONS);
   const base = {
-    id: taskJobId(state.table, type),
+    id: taskJobId(state.table, type, group),
     table: state.table,
     score,
     createdAt,
@@ -109,13 +163,16 @@ function buildTask(type: TaskType, input: PlanInput): Task {
       },
     };
   }
+  const progress = g === undefined ? undefined : partialProgressFor(g.bytesToRewrite);
   const merge = {
     targetFileSizeBytes: policy.targetFileSizeBytes,
     minFileSizeBytes: policy.minFileSizeBytes,
     maxFileSizeBytes: policy.maxFileSizeBytes,
     minInputFiles: policy.minInputFiles,
     deleteFileThreshold: policy.perFileDeleteThreshold,
-    rewritePositionDeletes: rewritesPositionDeletes(state, policy),
+    rewritePositionDeletes,
+    ...(progress === undefined ? {} : { partialProgress: progress }),
+    ...(g === undefined ? {} : { partitions: g.filter.map((f) => f.map((p) => ({ ...p }))) }),
   };
   if (type === 'merge') {
     return {
@@ -166,9 +223,17 @@ function decide(
   const taskId = taskJobId(input.state.table, type);
   const pending = input.pending[type];
   const waiting = pending?.status === 'waiting';
-  const none = (reason: string): TaskDecision => ({ type, taskId, action: 'none', reason, rule });
+  const none = (reason: string): TaskDecision => ({
+    type,
+    group: 1,
+    taskId,
+    action: 'none',
+    reason,
+    rule,
+  });
   const remove = (removal: 'superseded' | 'skipped', reason: string): TaskDecision => ({
     type,
+    group: 1,
     taskId,
     action: 'remove',
     removal,
@@ -183,6 +248,7 @@ function decide(
   if (rule.fires)
     return {
       type,
+      group: 1,
       taskId,
       action: 'create',
       reason: fired(rule),
@@ -194,6 +260,7 @@ function decide(
     // Only "already waiting" stands in the way: the newer state refreshes that task.
     return {
       type,
+      group: 1,
       taskId,
       action: 'update',
       reason: fired(rule),
@@ -203,6 +270,65 @@ function decide(
   }
   if (waiting && !rule.needed) return remove('skipped', `no longer needed: ${blockers}`);
   return none(blockers);
+}
+
+/** The groups of a type whose task waits (1 … MAX_TASK_GROUPS). */
+function waitingGroups(input: PlanInput, type: TaskType): number[] {
+  const groups: number[] = [];
+  for (let g = 1; g <= MAX_TASK_GROUPS; g++) {
+    if (pendingOf(input, type, g)?.status === 'waiting') groups.push(g);
+  }
+  return groups;
+}
+
+/**
+ * A merge or sort decision taken on the table (group 1's id, pending over all groups) turned
+ * into one decision per partition group: a create or update becomes one task per group of the
+ * scope (created where none waits, updated where one does), and waiting groups the plan no
+ * longer has are removed; a removal removes every waiting group. While any group runs, the
+ * rules already hold the type back (`none`): a running task is never touched.
+ */
+function expand(d: TaskDecision, scope: PartitionScope, input: PlanInput): TaskDecision[] {
+  const { type, rule } = d;
+  const table = input.state.table;
+  const waiting = waitingGroups(input, type);
+  const removal = (group: number, reason: string, kind: 'skipped' | 'superseded' = 'skipped') => ({
+    ...d,
+    group,
+    taskId: taskJobId(table, type, group),
+    action: 'remove' as const,
+    removal: kind,
+    task: undefined,
+    reason,
+  });
+  if (d.action === 'remove') return waiting.map((g) => removal(g, d.reason, d.removal));
+  if (d.action === 'none') return [d];
+  const planned: TaskDecision[] = [];
+  const groups: readonly (PartitionGroup | undefined)[] = scope.scoped ? scope.groups : [undefined];
+  for (const g of groups) {
+    const group = g?.group ?? 1;
+    planned.push({
+      type,
+      group,
+      taskId: taskJobId(table, type, group),
+      action: waiting.includes(group) ? 'update' : 'create',
+      reason: g === undefined ? d.reason : `${d.reason}; ${g.explanation}`,
+      rule,
+      task: buildTask(type, input, g),
+    });
+  }
+  const gone = scope.scoped
+    ? scope.groups.length === 0
+      ? `no longer needed: ${scope.reason}`
+      : `no longer needed: the plan has ${scope.groups.length} task${scope.groups.length === 1 ? '' : 's'}`
+    : 'no longer needed: the table is rewritten as a whole';
+  const removed = waiting
+    .filter((g) => !planned.some((p) => p.group === g))
+    .map((g) => removal(g, gone));
+  if (planned.length === 0 && removed.length === 0) {
+    return [{ ...d, action: 'none', task: undefined, reason: scope.reason }];
+  }
+  return [...planned, ...removed];
 }
 
 /**
@@ -237,30 +363,37 @@ export function planTable(input: PlanInput): TablePlan {
     input,
     gate('cleanup'),
   );
+  const scope = partitionScope(state, policy, now);
   const sortResult = sortRule(state, policy, pending, now);
-  const sort = decide('sort', sortResult, input, gate('sort'));
-  const sortWins = sort.action === 'create' || sort.action === 'update';
+  const sort = expand(decide('sort', sortResult, input, gate('sort')), scope, input);
+  const sortWins = sort.some((d) => d.action === 'create' || d.action === 'update');
 
   const mergeResult = mergeRule(state, policy, pending, now);
-  let merge = decide('merge', mergeResult, input, gate('merge'));
+  let merge = expand(decide('merge', mergeResult, input, gate('merge')), scope, input);
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');
+    const waiting = waitingGroups(input, 'merge');
     merge =
-      pending.merge?.status === 'waiting'
-        ? {
-            ...merge,
-            action: 'remove',
-            removal: 'superseded',
+      waiting.length > 0
+        ? waiting.map((group) => ({
+            ...merge[0]!,
+            group,
+            taskId: taskJobId(state.table, 'merge', group),
+            action: 'remove' as const,
+            removal: 'superseded' as const,
+            task: undefined,
             reason: `superseded by ${sortId}: a sort also compacts`,
-          }
-        : merge.action === 'create'
-          ? {
-              ...merge,
-              action: 'none',
-              task: undefined,
-              reason: `${sortId} is planned instead: a sort also compacts`,
-            }
-          : merge;
+          }))
+        : merge.map((d) =>
+            d.action === 'create'
+              ? {
+                  ...d,
+                  action: 'none' as const,
+                  task: undefined,
+                  reason: `${sortId} is planned instead: a sort also compacts`,
+                }
+              : d,
+          );
   }
   // The small-file figures mean what the rules assume only if the scanner measured them
   // with the bound in force.
@@ -268,7 +401,8 @@ export function planTable(input: PlanInput): TablePlan {
   return {
     paused: paused !== null,
     pausedBy: policy.pausedBy,
-    decisions: [cleanup, merge, sort],
+    scope,
+    decisions: [cleanup, ...merge, ...sort],
     problems: [...(input.problems ?? []), ...(mismatch === null ? [] : [mismatch])],
   };
 }

@@ -1,5 +1,5 @@
 // Table states for tests and benchmarks: a healthy table, with the figures a test is about overridden.
-import { sampleTableState, type TableState } from '@icepack/types';
+import { sampleTableState, type PartitionState, type TableState } from '@icepack/types';
 
 export interface StateFigures {
   readonly smallFiles?: number;
@@ -55,4 +55,61 @@ export function tableState(
     lastMaintenance: {},
     ...overrides,
   };
+}
+
+const GiB = 1024 ** 3;
+
+/** The clock of the partition fixtures below. */
+export const PARTITIONS_NOW = new Date('2026-01-10T00:00:00.000Z');
+
+/** A day partition changed `daysAgo` before `PARTITIONS_NOW` (sequence number grows with recency). */
+export function dayPartition(
+  date: string,
+  daysAgo: number,
+  figures: Partial<PartitionState> = {},
+  region = 'eu',
+): PartitionState {
+  return {
+    specId: 1,
+    partition: { region, ts_day: date },
+    dataFiles: 30,
+    smallFiles: 20,
+    deleteFiles: 0,
+    bytes: 3 * GiB,
+    smallFileBytes: 1 * GiB,
+    deleteFileBytes: 0,
+    lastSequenceNumber: String(1000 - daysAgo),
+    lastChangedAt: new Date(PARTITIONS_NOW.getTime() - daysAgo * 86_400_000).toISOString(),
+    ...figures,
+  };
+}
+
+/** A table partitioned by region and day(ts), after an evolution from region alone (spec 0). */
+export function partitionedTableState(partitions: PartitionState[]): TableState {
+  return tableState(
+    { smallFiles: 200, newDataFiles: 40, newDataShare: 0.1 },
+    {
+      partitionSpec: {
+        specId: 1,
+        fields: [
+          { sourceId: 2, fieldId: 1000, name: 'region', transform: 'identity', column: 'region' },
+          { sourceId: 3, fieldId: 1001, name: 'ts_day', transform: 'day', column: 'ts' },
+        ],
+      },
+      otherPartitionSpecs: [
+        {
+          specId: 0,
+          fields: [
+            { sourceId: 2, fieldId: 1000, name: 'region', transform: 'identity', column: 'region' },
+          ],
+        },
+      ],
+      partitions,
+      partitionTotals: {
+        partitions: partitions.length,
+        needingWork: partitions.length,
+        listed: partitions.length,
+      },
+    },
+  );
 }

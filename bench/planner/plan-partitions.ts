@@ -1,0 +1,206 @@
+// The planner benchmark with partition-level input (issue 17 point 6): tables of N partitions
+// (the state lists the 100 that need work most, plus totals, as the scanner sends them),
+// planned and enqueued by one replica against real Redis — old and new planner code
+// alternating in one process, so both see the same machine and load.
+// Run (with Redis up: bash deploy/local/infra.sh up redis):
+//   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes]
+// e.g. node bench/planner/plan-partitions.ts /work/main 1000 1000 16 3
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger, createRedisConnection } from '@icepack/runtime';
+import {
+  MAX_TABLE_STATE_PARTITIONS,
+  sampleTableId,
+  type PartitionState,
+  type TableState,
+} from '@icepack/types';
+import type { Planner } from '../../services/planner/src/adapters/planner.ts';
+import type { TableStateStore } from '../../services/planner/src/adapters/state-store.ts';
+import type { InMemoryTaskEventSink } from '../../services/planner/src/adapters/task-event-sink.ts';
+import type { TaskQueue } from '../../services/planner/src/adapters/task-queue.ts';
+import { partitionedTableState } from '../../services/planner/src/domain/state-fixtures.ts';
+import { machine } from '../iceberg/machine.ts';
+
+const oldRoot = resolve(process.argv[2] ?? '/work/main');
+const newRoot = resolve(import.meta.dirname, '..', '..');
+const tables = Number(process.argv[3] ?? 1_000);
+const partitions = Number(process.argv[4] ?? 1_000);
+const inFlight = Number(process.argv[5] ?? 16);
+const passes = Number(process.argv[6] ?? 3);
+const redisUrl = `redis://127.0.0.1:${process.env.ICEPACK_REDIS_PORT ?? '16379'}`;
+const logger = createLogger({
+  service: 'bench',
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+const connection = createRedisConnection(redisUrl, { role: 'client', logger });
+const redis = connection.redis;
+
+interface PlannerCode {
+  readonly label: string;
+  readonly Planner: typeof Planner;
+  readonly TableStateStore: typeof TableStateStore;
+  readonly InMemoryTaskEventSink: typeof InMemoryTaskEventSink;
+  readonly TaskQueue: typeof TaskQueue;
+}
+
+async function load(label: string, root: string): Promise<PlannerCode> {
+  const at = (path: string) => import(resolve(root, 'services/planner/src/adapters', path));
+  return {
+    label,
+    Planner: ((await at('planner.ts')) as { Planner: PlannerCode['Planner'] }).Planner,
+    TableStateStore: (
+      (await at('state-store.ts')) as { TableStateStore: PlannerCode['TableStateStore'] }
+    ).TableStateStore,
+    InMemoryTaskEventSink: (
+      (await at('task-event-sink.ts')) as {
+        InMemoryTaskEventSink: PlannerCode['InMemoryTaskEventSink'];
+      }
+    ).InMemoryTaskEventSink,
+    TaskQueue: ((await at('task-queue.ts')) as { TaskQueue: PlannerCode['TaskQueue'] }).TaskQueue,
+  };
+}
+
+/** `partitions` day partitions, the scanner's top 100 by need listed, with totals. */
+function states(catalog: string, seq: number, smallFiles: number): TableState[] {
+  const listed = Math.min(partitions, MAX_TABLE_STATE_PARTITIONS);
+  const GiB = 1024 ** 3;
+  return Array.from({ length: tables }, (_, t) => {
+    const parts: PartitionState[] = Array.from({ length: listed }, (_, i) => ({
+      specId: 1,
+      partition: {
+        region: 'eu',
+        ts_day: new Date(Date.UTC(2026, 0, 1) - i * 86_400_000).toISOString().slice(0, 10),
+      },
+      dataFiles: smallFiles + 10,
+      smallFiles,
+      deleteFiles: 0,
+      bytes: 2 * GiB,
+      // 100 listed × 1 GiB = the default 100 GiB per task: one group, as many tasks as before.
+      smallFileBytes: GiB,
+      deleteFileBytes: 0,
+      lastSequenceNumber: String(seq * 1000 - i),
+      lastChangedAt: new Date(Date.UTC(2026, 0, 10, 0, seq) - i * 60_000).toISOString(),
+    }));
+    const base = partitionedTableState(parts);
+    return {
+      ...base,
+      table: sampleTableId({ catalog, namespace: ['db', `ns${t % 50}`], name: `t${t}` }),
+      properties: {},
+      files: { ...base.files, smallFiles: smallFiles * listed, positionDeleteFiles: 12 },
+      snapshots: {
+        ...base.snapshots,
+        total: 60 + seq,
+        expiry: {
+          mainOnly: 60 + seq,
+          oldestMainOnlyAt: '2025-12-20T00:00:00.000Z',
+          unreferenced: 0,
+        },
+      },
+      lastSequenceNumber: String(seq),
+      metadataLocation: `s3://warehouse/db/t${t}/metadata/${seq}.metadata.json`,
+      scannedAt: new Date(Date.UTC(2026, 0, 1, 0, seq)).toISOString(),
+      partitionTotals: { partitions, needingWork: partitions, listed },
+    };
+  });
+}
+
+async function pool<T>(items: readonly T[], handle: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < items.length) await handle(items[next++]!);
+    }),
+  );
+}
+
+interface Row {
+  readonly code: string;
+  readonly pass: number;
+  readonly round: string;
+  readonly perSecond: number;
+  readonly load: number;
+}
+
+async function run(code: PlannerCode, pass: number): Promise<Row[]> {
+  const catalog = `bench-${randomUUID().slice(0, 8)}`;
+  const queue = new code.TaskQueue({ connection: redis });
+  const store = new code.TableStateStore({
+    connection: redis,
+    statesKey: `bench:${catalog}:states`,
+    catalogsKey: `bench:${catalog}:catalogs`,
+  });
+  const planner = new code.Planner({
+    queue,
+    states: store,
+    events: new code.InMemoryTaskEventSink(),
+    logger,
+  });
+  const rows: Row[] = [];
+  const round = async (name: string, batch: readonly TableState[]) => {
+    const start = process.hrtime.bigint();
+    await pool(batch, (s) => planner.handleState(s));
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    rows.push({
+      code: code.label,
+      pass,
+      round: name,
+      perSecond: batch.length / seconds,
+      load: loadavg()[0]!,
+    });
+  };
+  try {
+    await round('new tables (2 tasks created each)', states(catalog, 1, 8));
+    await round('newer states (2 waiting tasks updated each)', states(catalog, 2, 12));
+    const waiting = await queue.queue(catalog).getPrioritizedCount();
+    if (waiting !== 2 * tables)
+      throw new Error(`${code.label}: expected ${2 * tables} waiting tasks, found ${waiting}`);
+  } finally {
+    await queue.queue(catalog).obliterate({ force: true });
+    await queue.close();
+    await store.clear();
+  }
+  return rows;
+}
+
+const codes = [await load('old (main)', oldRoot), await load('new (partition-scoped)', newRoot)];
+const rows: Row[] = [];
+for (let pass = 1; pass <= passes; pass++) {
+  // Alternate which goes first, so neither always runs on a warmer process.
+  for (const code of pass % 2 === 1 ? codes : [...codes].reverse())
+    rows.push(...(await run(code, pass)));
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const summary = codes.flatMap((c) =>
+  [...new Set(rows.map((r) => r.round))].map(
+    (round) =>
+      `| ${c.label} | ${round} | **${Math.round(median(rows.filter((r) => r.code === c.label && r.round === round).map((r) => r.perSecond)))}** |`,
+  ),
+);
+console.log(`# Planner with partition-level input: old vs new, alternating (one replica, real Redis)
+
+Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitions} ${inFlight} ${passes}\`
+(${tables} tables of ${partitions} partitions; each state lists the ${Math.min(partitions, MAX_TABLE_STATE_PARTITIONS)} that need work most, plus totals; ${inFlight} states in flight.)
+Target: ≥ 2,000 states/s per replica.
+
+Median over ${passes} passes:
+
+| code | round | states/s |
+|---|---|---|
+${summary.join('\n')}
+
+Every pass (load = 1-minute load average after the round):
+
+| pass | code | round | states/s | load |
+|---|---|---|---|---|
+${rows.map((r) => `| ${r.pass} | ${r.code} | ${r.round} | ${Math.round(r.perSecond)} | ${r.load.toFixed(1)} |`).join('\n')}
+
+## Machine
+
+\`\`\`
+${machine()}
+redis: ${(await redis.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?'} on 127.0.0.1 (same machine)
+\`\`\``);
+await connection.close();

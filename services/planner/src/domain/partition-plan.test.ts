@@ -1,0 +1,265 @@
+import { MAX_TASK_GROUPS, taskSchema, type PartitionState, type TableState } from '@icepack/types';
+import { tableState } from './state-fixtures.ts';
+import { resolvePolicy } from '@icepack/policy';
+import { describe, expect, it } from 'vitest';
+import {
+  partialProgressFor,
+  partitionPredicates,
+  partitionScope,
+  PARTIAL_PROGRESS_ABOVE_BYTES,
+} from './partition-plan.ts';
+import { planTable, type TaskDecision } from './plan.ts';
+import type { PendingTask } from './rules.ts';
+import { dayPartition as day, partitionedTableState as partitioned } from './state-fixtures.ts';
+
+import { PARTITIONS_NOW as now } from './state-fixtures.ts';
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+const policyOf = (props: Record<string, string> = {}) => resolvePolicy(props).policy;
+const texts = (s: ReturnType<typeof partitionScope>) =>
+  s.groups.map((g) => g.partitions.map((p) => p.partition['ts_day'] ?? p.partition['region']));
+
+const days = [
+  day('2026-01-05', 5),
+  day('2026-01-09', 1),
+  day('2026-01-07', 3),
+  day('2026-01-08', 2, { smallFiles: 2 }), // below min-input-files (5), no deletes
+  day('2026-01-01', 9, {
+    smallFiles: 0,
+    smallFileBytes: 0,
+    deleteFiles: 3,
+    deleteFileBytes: 10 * MiB,
+  }),
+];
+
+describe('partitionScope: which partitions, newest first', () => {
+  it('all (default): every partition over its thresholds, newest first, in one task', () => {
+    const scope = partitionScope(partitioned(days), policyOf(), now);
+    expect(scope.scoped).toBe(true);
+    expect(texts(scope)).toEqual([['2026-01-09', '2026-01-07', '2026-01-05', '2026-01-01']]);
+    expect(scope.reason).toMatch(
+      /^4 of 5 listed partitions over their thresholds \(strategy all\)/,
+    );
+  });
+
+  it('recent:N takes the N most recently changed partitions, then those over thresholds', () => {
+    const scope = partitionScope(
+      partitioned(days),
+      policyOf({ 'icepack.merge.strategy': 'recent:3' }),
+      now,
+    );
+    // 2026-01-08 is among the 3 newest but below its thresholds.
+    expect(texts(scope)).toEqual([['2026-01-09', '2026-01-07']]);
+  });
+
+  it('recent:Nd takes partitions changed within N days; one with no known change time is old', () => {
+    const unknown = day('2026-01-06', 4, { lastChangedAt: undefined });
+    const scope = partitionScope(
+      partitioned([...days, unknown]),
+      policyOf({ 'icepack.merge.strategy': 'recent:6d' }),
+      now,
+    );
+    expect(texts(scope)).toEqual([['2026-01-09', '2026-01-07', '2026-01-05']]);
+  });
+
+  it('selected takes the partitions matching any filter, by partition field name', () => {
+    const us = day('2026-01-09', 1, {}, 'us');
+    const scope = partitionScope(
+      partitioned([...days, us]),
+      policyOf({ 'icepack.merge.strategy': 'selected:region=us;region=eu,ts_day=2026-01-05' }),
+      now,
+    );
+    expect(scope.groups.map((g) => g.partitions.map((p) => p.partition))).toEqual([
+      [
+        { region: 'us', ts_day: '2026-01-09' },
+        { region: 'eu', ts_day: '2026-01-05' },
+      ],
+    ]);
+  });
+
+  it('a restricting strategy with nothing over thresholds rewrites its partitions that have small files', () => {
+    const thin = [day('2026-01-09', 1, { smallFiles: 1 }), day('2026-01-01', 9, { smallFiles: 0 })];
+    const scope = partitionScope(
+      partitioned(thin),
+      policyOf({ 'icepack.merge.strategy': 'recent:2' }),
+      now,
+    );
+    expect(texts(scope)).toEqual([['2026-01-09']]);
+    // "all" falls back to the whole table: Iceberg's own thresholds decide, as before.
+    const all = partitionScope(partitioned(thin), policyOf(), now);
+    expect(all).toMatchObject({ scoped: false, groups: [] });
+  });
+
+  it('a selected strategy matching nothing plans nothing, and says so', () => {
+    const scope = partitionScope(
+      partitioned(days),
+      policyOf({ 'icepack.merge.strategy': 'selected:region=apac' }),
+      now,
+    );
+    expect(scope).toMatchObject({ scoped: true, groups: [] });
+    expect(scope.reason).toBe(
+      'no partition the strategy selected allows has small files or delete files',
+    );
+  });
+
+  it('an unpartitioned table is rewritten as a whole', () => {
+    const state = tableState(
+      { smallFiles: 80 },
+      { partitionSpec: { specId: 0, fields: [] }, partitions: [] },
+    );
+    expect(partitionScope(state, policyOf(), now)).toMatchObject({ scoped: false });
+  });
+});
+
+describe('partitionScope: split by icepack.max-bytes-per-task', () => {
+  it('groups newest first up to the byte bound; each group is its own task', () => {
+    const scope = partitionScope(
+      partitioned(days),
+      policyOf({ 'icepack.max-bytes-per-task': '2GiB' }),
+      now,
+    );
+    // 1 GiB each for the small-file partitions, 10 MiB of deletes for 2026-01-01.
+    expect(texts(scope)).toEqual([
+      ['2026-01-09', '2026-01-07'],
+      ['2026-01-05', '2026-01-01'],
+    ]);
+    expect(scope.groups.map((g) => g.bytesToRewrite)).toEqual([2 * GiB, GiB + 10 * MiB]);
+    expect(scope.groups[1]!.explanation).toBe(
+      '2 partitions (region=eu/ts_day=2026-01-05, region=eu/ts_day=2026-01-01): 20 small files, 3 delete files',
+    );
+  });
+
+  it('a partition larger than the bound is a task of its own', () => {
+    const big = day('2026-01-09', 1, { smallFileBytes: 5 * GiB });
+    const scope = partitionScope(
+      partitioned([big, day('2026-01-08', 2)]),
+      policyOf({ 'icepack.max-bytes-per-task': '2GiB' }),
+      now,
+    );
+    expect(texts(scope)).toEqual([['2026-01-09'], ['2026-01-08']]);
+  });
+
+  it(`keeps at most ${MAX_TASK_GROUPS} tasks; the oldest partitions wait and the reason says so`, () => {
+    const many = Array.from({ length: 10 }, (_, i) =>
+      day(`2026-01-0${i}`.replace('2026-01-00', '2025-12-31'), i + 1),
+    );
+    const scope = partitionScope(
+      partitioned(many),
+      policyOf({ 'icepack.max-bytes-per-task': '1GiB' }),
+      now,
+    );
+    expect(scope.groups).toHaveLength(MAX_TASK_GROUPS);
+    expect(scope.leftOut).toBe(10 - MAX_TASK_GROUPS);
+    expect(scope.reason).toContain(`${10 - MAX_TASK_GROUPS} older ones wait for a later plan`);
+  });
+
+  it('turns on partial progress only for a task that rewrites much', () => {
+    expect(partialProgressFor(PARTIAL_PROGRESS_ABOVE_BYTES)).toBeUndefined();
+    expect(partialProgressFor(PARTIAL_PROGRESS_ABOVE_BYTES + 1)).toEqual({
+      enabled: true,
+      maxCommits: 10,
+    });
+  });
+});
+
+describe('partitionPredicates', () => {
+  const state = partitioned(days);
+  const specs = new Map([
+    [1, state.partitionSpec],
+    [0, state.otherPartitionSpecs![0]!],
+  ]);
+  it('writes identity fields as column equality and other transforms with the transform', () => {
+    expect(partitionPredicates(day('2026-01-05', 5), specs)).toEqual([
+      { column: 'region', value: 'eu' },
+      { column: 'ts', transform: 'day', value: '2026-01-05' },
+    ]);
+  });
+  it('uses the spec the partition was written with (evolved specs) and keeps null values', () => {
+    const old: PartitionState = { ...day('x', 9), specId: 0, partition: { region: null } };
+    expect(partitionPredicates(old, specs)).toEqual([{ column: 'region', value: null }]);
+  });
+  it('cannot write a filter for an unknown spec or a dropped source column', () => {
+    expect(partitionPredicates({ ...day('x', 1), specId: 7 }, specs)).toBeNull();
+    const dropped = new Map([
+      [1, { specId: 1, fields: [{ ...state.partitionSpec.fields[0]!, column: undefined }] }],
+    ]);
+    expect(partitionPredicates(day('x', 1), dropped)).toBeNull();
+  });
+});
+
+describe('planTable with partition groups', () => {
+  const props = { 'icepack.max-bytes-per-task': '2GiB' };
+  function plan(state: TableState, merge: (PendingTask | undefined)[] = []) {
+    const { policy } = resolvePolicy(props);
+    const pending = merge.some((p) => p?.status === 'active')
+      ? { merge: { status: 'active' as const } }
+      : merge.some((p) => p !== undefined)
+        ? { merge: { status: 'waiting' as const } }
+        : {};
+    return planTable({ state, policy, pending, groupsPending: { merge }, now });
+  }
+  const merges = (decisions: readonly TaskDecision[]) =>
+    decisions
+      .filter((d) => d.type === 'merge')
+      .map((d) => [d.taskId.replace(/^.*orders/, ''), d.action]);
+
+  it('creates one valid task per group, each with its own filter, score and explanation', () => {
+    const p = plan(partitioned(days));
+    expect(merges(p.decisions)).toEqual([
+      ['', 'create'],
+      ['#2', 'create'],
+    ]);
+    const [first, second] = p.decisions
+      .filter((d) => d.type === 'merge')
+      .map((d) => taskSchema.parse(d.task));
+    expect(first!.type === 'merge' && first!.parameters.partitions).toEqual([
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-09' },
+      ],
+      [
+        { column: 'region', value: 'eu' },
+        { column: 'ts', transform: 'day', value: '2026-01-07' },
+      ],
+    ]);
+    expect(first!.state.bytesToRewrite).toBe(2 * GiB);
+    // Each scored on its own figures, not the table's 200 small files.
+    const parts = (t: typeof first) =>
+      Object.fromEntries(t!.score.parts.map((x) => [x.factor, x.value]));
+    expect(parts(first)).toMatchObject({ 'small-files': 40, 'delete-files': 0 });
+    expect(parts(second)).toMatchObject({ 'small-files': 20, 'delete-files': 3 });
+    expect(first!.score.total).toBe(1100);
+    expect(p.decisions.find((d) => d.taskId.endsWith('#2'))!.reason).toContain(
+      '2 partitions (region=eu/ts_day=2026-01-05, region=eu/ts_day=2026-01-01)',
+    );
+  });
+
+  it('updates waiting groups, creates missing ones and removes groups the plan no longer has', () => {
+    const waiting = { status: 'waiting' as const, createdAt: '2026-01-09T00:00:00.000Z' };
+    const p = plan(partitioned(days), [waiting, undefined, waiting]);
+    expect(merges(p.decisions)).toEqual([
+      ['', 'update'],
+      ['#2', 'create'],
+      ['#3', 'remove'],
+    ]);
+    expect(p.decisions.find((d) => d.taskId.endsWith('#3'))!.reason).toBe(
+      'no longer needed: the plan has 2 tasks',
+    );
+  });
+
+  it('touches nothing while any group of the type runs', () => {
+    const p = plan(partitioned(days), [undefined, { status: 'active' }]);
+    expect(merges(p.decisions)).toEqual([['', 'none']]);
+  });
+
+  it('removes every waiting group when the table no longer needs a merge', () => {
+    const healthy = { ...partitioned(days), newData: { ...partitioned(days).newData, files: 0 } };
+    const waiting = { status: 'waiting' as const };
+    const p = plan({ ...healthy, files: { ...healthy.files, smallFiles: 0 } }, [waiting, waiting]);
+    expect(merges(p.decisions)).toEqual([
+      ['', 'remove'],
+      ['#2', 'remove'],
+    ]);
+  });
+});

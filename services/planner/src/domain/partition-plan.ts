@@ -1,0 +1,280 @@
+// Partition-scoped plans (docs/planner.md#partition-scoped-plans, ADR 0025): which partitions a
+// merge or sort rewrites, newest first, by `icepack.merge.strategy`, split into tasks of at most
+// `icepack.max-bytes-per-task`. Pure.
+import {
+  MAX_TASK_GROUPS,
+  type PartitionPredicate,
+  type PartitionSpecState,
+  type PartitionState,
+  type TableState,
+} from '@icepack/types';
+import type { MergeStrategy, Policy } from '@icepack/policy';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const GiB = 1024 ** 3;
+
+/** A task rewriting more than this commits as it goes (Iceberg's partial progress). */
+export const PARTIAL_PROGRESS_ABOVE_BYTES = 10 * GiB;
+/** Iceberg's `partial-progress.max-commits` default. */
+export const PARTIAL_PROGRESS_MAX_COMMITS = 10;
+
+/** One task's share of a partition-scoped plan. */
+export interface PartitionGroup {
+  /** 1 … MAX_TASK_GROUPS; group 1 holds the newest partitions. */
+  readonly group: number;
+  readonly partitions: readonly PartitionState[];
+  /** Any of these partitions (each the AND of its predicates): the task's `partitions`. */
+  readonly filter: readonly (readonly PartitionPredicate[])[];
+  readonly smallFiles: number;
+  readonly smallFileBytes: number;
+  readonly deleteFiles: number;
+  readonly deleteFileBytes: number;
+  /** What the task rewrites: its small files' and delete files' bytes. */
+  readonly bytesToRewrite: number;
+  /** For people: `2 partitions (region=eu/day=2026-01-02, …): 40 small files, 3 delete files`. */
+  readonly explanation: string;
+}
+
+export interface PartitionScope {
+  /** False: the table is rewritten as a whole (unpartitioned, or no partition listed). */
+  readonly scoped: boolean;
+  /** Empty when scoped and no partition qualifies; one table-wide entry-less list when not scoped. */
+  readonly groups: readonly PartitionGroup[];
+  /** Partitions that qualify but did not fit in MAX_TASK_GROUPS tasks (the oldest; a later plan). */
+  readonly leftOut: number;
+  /** One sentence: what was chosen and why. */
+  readonly reason: string;
+}
+
+/** `region=eu/day=2026-01-02` */
+export function partitionText(p: PartitionState): string {
+  const fields = Object.entries(p.partition).map(([k, v]) => `${k}=${v ?? 'null'}`);
+  return fields.length === 0 ? '(unpartitioned)' : fields.join('/');
+}
+
+/** Over its own thresholds: the rewrite would do something there (ADR 0025). */
+export function partitionNeedsWork(p: PartitionState, policy: Policy): boolean {
+  return p.smallFiles >= policy.minInputFiles || p.deleteFiles >= policy.perFileDeleteThreshold;
+}
+
+function bigintOf(text: string | undefined): bigint {
+  return text === undefined ? -1n : BigInt(text);
+}
+
+/** Newest first: last change time, then last sequence number, then partition text descending. */
+export function newestFirst(a: PartitionState, b: PartitionState): number {
+  const at = a.lastChangedAt === undefined ? -Infinity : Date.parse(a.lastChangedAt);
+  const bt = b.lastChangedAt === undefined ? -Infinity : Date.parse(b.lastChangedAt);
+  if (at !== bt) return bt > at ? 1 : -1;
+  const as = bigintOf(a.lastSequenceNumber);
+  const bs = bigintOf(b.lastSequenceNumber);
+  if (as !== bs) return bs > as ? 1 : -1;
+  const ak = partitionText(a);
+  const bk = partitionText(b);
+  return ak === bk ? 0 : ak < bk ? 1 : -1;
+}
+
+function matchesSelected(p: PartitionState, strategy: MergeStrategy & { kind: 'selected' }) {
+  return strategy.filters.some((filter) =>
+    Object.entries(filter).every(
+      ([field, value]) => field in p.partition && p.partition[field] === value,
+    ),
+  );
+}
+
+function specsOf(state: TableState): ReadonlyMap<number, PartitionSpecState> {
+  const specs = new Map<number, PartitionSpecState>();
+  for (const spec of state.otherPartitionSpecs ?? []) specs.set(spec.specId, spec);
+  specs.set(state.partitionSpec.specId, state.partitionSpec);
+  return specs;
+}
+
+/**
+ * The filter that selects exactly one partition: `transform(column) = value` per field of its
+ * spec (a `void` field says nothing). Null when it cannot be written: the spec is unknown, a
+ * source column was dropped, or every field is void.
+ */
+export function partitionPredicates(
+  p: PartitionState,
+  specs: ReadonlyMap<number, PartitionSpecState>,
+): PartitionPredicate[] | null {
+  const spec = specs.get(p.specId);
+  if (spec === undefined) return null;
+  const predicates: PartitionPredicate[] = [];
+  for (const field of spec.fields) {
+    if (field.transform === 'void') continue;
+    if (field.column === undefined || !(field.name in p.partition)) return null;
+    const value = p.partition[field.name] ?? null;
+    predicates.push(
+      field.transform === 'identity'
+        ? { column: field.column, value }
+        : { column: field.column, transform: field.transform, value },
+    );
+  }
+  return predicates.length === 0 ? null : predicates;
+}
+
+/** Bytes a rewrite of the partition reads: its small files and delete files (estimated for older states). */
+export function partitionRewriteBytes(p: PartitionState): number {
+  const small =
+    p.smallFileBytes ??
+    (p.dataFiles === 0 ? 0 : Math.round((p.bytes * p.smallFiles) / p.dataFiles));
+  return small + (p.deleteFileBytes ?? 0);
+}
+
+function strategyText(strategy: MergeStrategy): string {
+  switch (strategy.kind) {
+    case 'all':
+      return 'all';
+    case 'recent':
+      return 'days' in strategy ? `recent:${strategy.days}d` : `recent:${strategy.partitions}`;
+    case 'selected':
+      return 'selected';
+  }
+}
+
+/** Of the listed partitions, those the strategy allows (newest first). */
+function allowed(
+  sorted: readonly PartitionState[],
+  strategy: MergeStrategy,
+  now: Date,
+): PartitionState[] {
+  switch (strategy.kind) {
+    case 'all':
+      return [...sorted];
+    case 'selected':
+      return sorted.filter((p) => matchesSelected(p, strategy));
+    case 'recent': {
+      if ('partitions' in strategy) return sorted.slice(0, strategy.partitions);
+      const since = now.getTime() - strategy.days * DAY_MS;
+      return sorted.filter(
+        (p) => p.lastChangedAt !== undefined && Date.parse(p.lastChangedAt) >= since,
+      );
+    }
+  }
+}
+
+function group(
+  index: number,
+  members: readonly { p: PartitionState; predicates: PartitionPredicate[] }[],
+): PartitionGroup {
+  const sum = (f: (p: PartitionState) => number): number =>
+    members.reduce((acc, m) => acc + f(m.p), 0);
+  const smallFiles = sum((p) => p.smallFiles);
+  const deleteFiles = sum((p) => p.deleteFiles);
+  const shown = members.slice(0, 3).map((m) => partitionText(m.p));
+  const more = members.length > 3 ? `, … ${members.length - 3} more` : '';
+  return {
+    group: index,
+    partitions: members.map((m) => m.p),
+    filter: members.map((m) => m.predicates),
+    smallFiles,
+    smallFileBytes: sum((p) => p.smallFileBytes ?? 0),
+    deleteFiles,
+    deleteFileBytes: sum((p) => p.deleteFileBytes ?? 0),
+    bytesToRewrite: sum(partitionRewriteBytes),
+    explanation:
+      `${members.length} partition${members.length === 1 ? '' : 's'} (${shown.join(', ')}${more}): ` +
+      `${smallFiles} small files, ${deleteFiles} delete files`,
+  };
+}
+
+/**
+ * Which partitions a merge or sort of this state rewrites, and in how many tasks. The table is
+ * rewritten as a whole when it is unpartitioned or the state lists no partition. Otherwise:
+ * the listed partitions the strategy allows that are over their thresholds, newest first, in
+ * groups of at most `maxBytesPerTask` (a partition larger than that is a group of its own), at
+ * most `MAX_TASK_GROUPS` groups. When none is over its thresholds: with `all` the whole table,
+ * with `recent`/`selected` their partitions that have any small or delete file (the rule fired
+ * on the table, e.g. by commit count; the restriction holds).
+ */
+export function partitionScope(state: TableState, policy: Policy, now: Date): PartitionScope {
+  const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
+  const listed = state.partitions.filter((p) => Object.keys(p.partition).length > 0);
+  if (!partitioned || listed.length === 0) {
+    return {
+      scoped: false,
+      groups: [],
+      leftOut: 0,
+      reason: partitioned
+        ? 'no partition listed: the whole table'
+        : 'unpartitioned: the whole table',
+    };
+  }
+  const specs = specsOf(state);
+  const sorted = [...listed].sort(newestFirst);
+  const strategy = strategyText(policy.mergeStrategy);
+  const filterable = allowed(sorted, policy.mergeStrategy, now).flatMap((p) => {
+    const predicates = partitionPredicates(p, specs);
+    return predicates === null ? [] : [{ p, predicates }];
+  });
+  let chosen = filterable.filter((m) => partitionNeedsWork(m.p, policy));
+  if (chosen.length === 0 && policy.mergeStrategy.kind === 'all') {
+    // The table's rule fired on figures no listed partition carries alone (files spread thin,
+    // the commit-count trigger, an older state without column names): as before partitions
+    // were planned, the whole table, and Iceberg's own per-group thresholds decide.
+    return {
+      scoped: false,
+      groups: [],
+      leftOut: 0,
+      reason: `no listed partition has ≥ ${policy.minInputFiles} small files or ≥ ${policy.perFileDeleteThreshold} delete files: the whole table`,
+    };
+  }
+  if (chosen.length === 0) {
+    // A restricting strategy keeps its restriction: its partitions with anything to rewrite.
+    chosen = filterable.filter((m) => m.p.smallFiles + m.p.deleteFiles > 0);
+  }
+  if (chosen.length === 0) {
+    return {
+      scoped: true,
+      groups: [],
+      leftOut: 0,
+      reason: `no partition the strategy ${strategy} allows has small files or delete files`,
+    };
+  }
+  const groups: PartitionGroup[] = [];
+  let current: { p: PartitionState; predicates: PartitionPredicate[] }[] = [];
+  let bytes = 0;
+  let placed = 0;
+  for (const member of chosen) {
+    const b = partitionRewriteBytes(member.p);
+    if (current.length > 0 && bytes + b > policy.maxBytesPerTask) {
+      groups.push(group(groups.length + 1, current));
+      current = [];
+      bytes = 0;
+      if (groups.length === MAX_TASK_GROUPS) break;
+    }
+    current.push(member);
+    bytes += b;
+    placed++;
+  }
+  // Left over only when the loop ran out of partitions (a full set of groups breaks it first).
+  if (current.length > 0) groups.push(group(groups.length + 1, current));
+  const leftOut = chosen.length - placed;
+  const total = state.partitionTotals;
+  const unlisted =
+    total !== undefined && total.partitions > total.listed
+      ? `; ${total.partitions - total.listed} partitions not listed in the state wait for a later scan`
+      : '';
+  return {
+    scoped: true,
+    groups,
+    leftOut,
+    reason:
+      `${placed} of ${listed.length} listed partitions over their thresholds (strategy ${strategy}), ` +
+      `newest first, in ${groups.length} task${groups.length === 1 ? '' : 's'} of at most ${policy.maxBytesPerTask} bytes` +
+      (leftOut > 0
+        ? `; ${leftOut} older ones wait for a later plan (at most ${MAX_TASK_GROUPS} tasks)`
+        : '') +
+      unlisted,
+  };
+}
+
+/** Partial progress for a task that rewrites much (ADR 0025); absent otherwise. */
+export function partialProgressFor(
+  bytesToRewrite: number,
+): { enabled: true; maxCommits: number } | undefined {
+  return bytesToRewrite > PARTIAL_PROGRESS_ABOVE_BYTES
+    ? { enabled: true, maxCommits: PARTIAL_PROGRESS_MAX_COMMITS }
+    : undefined;
+}
