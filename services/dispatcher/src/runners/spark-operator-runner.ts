@@ -1,10 +1,11 @@
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TaskError } from '@icepack/types';
+import type { RunLocation, TaskError } from '@icepack/types';
 import { kubeClients } from '../adapters/kube-client.ts';
 import { errorFromExitCode } from './job-result.ts';
 import {
   applicationName,
+  operatorRunLocation,
   jobCredentials,
   sparkApplication,
   SPARK_API,
@@ -100,6 +101,10 @@ export class SparkOperatorRunner implements SparkRunner {
 
   runName(key: RunKey): string {
     return applicationName(key.task, key.taskRun, key.attempt);
+  }
+
+  location(request: RunKey & Pick<RunRequest, 'binding'>): RunLocation {
+    return operatorRunLocation(request.binding.namespace, this.runName(request), this.kind);
   }
 
   async isLaunched(request: RunKey & Pick<RunRequest, 'binding'>): Promise<boolean> {
