@@ -13,6 +13,7 @@ import { FixtureKey, generateFixtures, groundTruthSchema, type GroundTruth } fro
 import { tableKey, type TableState } from '@icepack/types';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tableState } from './domain/state-fixtures.ts';
 import { startConsoleStack, type ConsoleStack } from './testing/console-stack.ts';
 
 const infra = inject('infra');
@@ -169,7 +170,17 @@ describe('console in Chromium', () => {
   });
 
   it('"run now" from the keyboard moves the last waiting task to the front of the run order', async () => {
+    // One more waiting task (a table with many small files), so the order has two rows.
+    await stack.planner.handleState(
+      tableState(
+        { smallFiles: 400, newDataFiles: 5 },
+        { table: { catalog, namespace: ['demo'], name: 'extra' } },
+      ),
+    );
+    await page.getByRole('button', { name: 'Refresh' }).click();
     const waiting = await stack.queue.waiting(catalog);
+    expect(waiting.length).toBeGreaterThan(1);
+    await expect.poll(() => page.locator('table.waiting tbody tr').count()).toBe(waiting.length);
     const last = waiting.at(-1)!.task.id;
     const button = page.getByRole('button', { name: `Run ${last} now` });
     await button.focus();
