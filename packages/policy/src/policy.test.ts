@@ -320,6 +320,21 @@ describe('namespace overrides', () => {
     });
   });
 
+  it('a console pause is the top layer: no property lifts it, it names the console, it changes nothing else', () => {
+    const catalog = { settings: { 'icepack.enabled': 'true', 'icepack.snapshot-threshold': '70' } };
+    const on = { 'icepack.enabled': 'true' };
+    const paused = resolvePolicy(on, policyLayers(catalog, ['sales'], true)).policy;
+    expect(paused).toMatchObject({ enabled: false, pausedBy: 'console', snapshotThreshold: 70 });
+    // Over a pause of a lower layer, the console is named (it is the operator's act).
+    expect(
+      resolvePolicy({}, policyLayers(catalogPolicy, ['sales', 'eu'], true)).policy.pausedBy,
+    ).toBe('console');
+    // Without it, the layers below decide as before.
+    const running = resolvePolicy(on, policyLayers(catalog, ['sales'])).policy;
+    expect(running).toMatchObject({ enabled: true, pausedBy: null });
+    expect({ ...paused, enabled: true, pausedBy: null }).toEqual(running);
+  });
+
   it('a bad namespace value falls back to the catalog setting, reported with source namespace', () => {
     const { policy, problems } = resolvePolicy(
       {},

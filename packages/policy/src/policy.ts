@@ -25,7 +25,10 @@ export type PolicySource = (typeof PolicySource)[keyof typeof PolicySource];
 
 /** The effective maintenance policy of one table. */
 export interface Policy {
-  /** False when the table or its catalog is paused (`icepack.enabled=false`). */
+  /**
+   * False when the table, its namespace or its catalog is paused (`icepack.enabled=false`), or
+   * an operator paused it from the console (the `console` layer).
+   */
   readonly enabled: boolean;
   /** Who paused it; null when enabled. */
   readonly pausedBy: PausedBy;
@@ -65,7 +68,8 @@ export interface Policy {
   readonly zorderColumns: readonly string[];
 }
 
-export type PausedBy = 'catalog' | 'namespace' | 'table' | null;
+/** Who paused a table: the console (an operator), or the layer whose `icepack.enabled=false` did. */
+export type PausedBy = 'console' | 'catalog' | 'namespace' | 'table' | null;
 
 /**
  * A property value that could not be used (the value below it, or the default, applies), or
@@ -94,16 +98,26 @@ export interface CatalogPolicy {
 export interface PolicyLayers {
   readonly catalog?: PolicySettings;
   readonly namespace?: PolicySettings;
+  /**
+   * An operator's pause from the console, of the table or of its catalog (ADR 0024): above
+   * every other layer — no property can lift it — and it carries no other setting.
+   */
+  readonly consolePaused?: boolean;
 }
 
-/** The catalog and namespace layers a table of `namespace` gets from its catalog's policy. */
+/**
+ * The catalog and namespace layers a table of `namespace` gets from its catalog's policy, and
+ * the console's pause when `consolePaused`.
+ */
 export function policyLayers(
   catalogPolicy: CatalogPolicy | undefined,
   namespace: readonly string[],
+  consolePaused = false,
 ): PolicyLayers {
   return {
     catalog: catalogPolicy?.settings ?? {},
     namespace: catalogPolicy?.namespaces?.[namespace.join('.')] ?? {},
+    ...(consolePaused ? { consolePaused } : {}),
   };
 }
 
@@ -248,16 +262,19 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
     zorderColumns = [];
   }
 
-  const enabled = catalogEnabled && namespaceEnabled && tableEnabled;
+  const consolePaused = layers.consolePaused === true;
+  const enabled = !consolePaused && catalogEnabled && namespaceEnabled && tableEnabled;
   const policy: Policy = {
     enabled,
-    pausedBy: !catalogEnabled
-      ? 'catalog'
-      : !namespaceEnabled
-        ? 'namespace'
-        : !tableEnabled
-          ? 'table'
-          : null,
+    pausedBy: consolePaused
+      ? 'console'
+      : !catalogEnabled
+        ? 'catalog'
+        : !namespaceEnabled
+          ? 'namespace'
+          : !tableEnabled
+            ? 'table'
+            : null,
     taskTypes: {
       cleanup: pick(true, icepack(PolicyKeys.cleanupEnabled), parseBoolean),
       merge: pick(true, icepack(PolicyKeys.mergeEnabled), parseBoolean),

@@ -29,7 +29,8 @@ export {
   type TableId,
 } from './table-id.ts';
 export { Topics, TopicKind, TopicSpecs, type Topic, type TopicSpec } from './topics.ts';
-export { BULLMQ_PREFIX, queueNameForCatalog } from './queue-names.ts';
+export { BULLMQ_PREFIX, JOB_RUN_LOCATION_FIELD, queueNameForCatalog } from './queue-names.ts';
+export { runLocationSchema, type RunLocation } from './run-location.ts';
 export {
   envelopeBaseSchema,
   envelopeSchema,

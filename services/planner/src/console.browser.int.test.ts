@@ -13,6 +13,7 @@ import { FixtureKey, generateFixtures, groundTruthSchema, type GroundTruth } fro
 import { tableKey, type TableState } from '@icepack/types';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tableState } from './domain/state-fixtures.ts';
 import { startConsoleStack, type ConsoleStack } from './testing/console-stack.ts';
 
 const infra = inject('infra');
@@ -140,17 +141,16 @@ describe('console in Chromium', () => {
     await expect
       .poll(() => page.locator('#pause-state').textContent())
       .toContain('Paused from the console by token');
-    // A newer state of the paused table plans nothing; what waited is removed.
+    // What waited is removed by the pause itself (ADR 0024); a newer state plans nothing.
+    const none = ['missing', 'missing', 'missing'];
+    const removed = await stack.queue.inspect(small.table);
+    expect([removed.cleanup.state, removed.merge.state, removed.sort.state]).toEqual(none);
     await stack.planner.handleState({
       ...small,
       lastSequenceNumber: String(BigInt(small.lastSequenceNumber) + 1n),
     });
     const jobs = await stack.queue.inspect(small.table);
-    expect([jobs.cleanup.state, jobs.merge.state, jobs.sort.state]).toEqual([
-      'missing',
-      'missing',
-      'missing',
-    ]);
+    expect([jobs.cleanup.state, jobs.merge.state, jobs.sort.state]).toEqual(none);
     await page.reload();
     await expect.poll(() => page.locator('#pause-state').textContent()).toContain('plans no tasks');
     await expect.poll(() => page.locator('.decision').first().textContent()).toContain('paused');
@@ -167,6 +167,32 @@ describe('console in Chromium', () => {
       .toContain(String(waiting[0]!.task.score.total));
     await expect.poll(() => page.locator('body').textContent()).toContain('No recent failure.');
     await shot('queue');
+  });
+
+  it('"run now" from the keyboard moves the last waiting task to the front of the run order', async () => {
+    // One more waiting task (a table with many small files), so the order has two rows.
+    await stack.planner.handleState(
+      tableState(
+        { smallFiles: 400, newDataFiles: 5 },
+        { table: { catalog, namespace: ['demo'], name: 'extra' } },
+      ),
+    );
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const waiting = await stack.queue.waiting(catalog);
+    expect(waiting.length).toBeGreaterThan(1);
+    await expect.poll(() => page.locator('table.waiting tbody tr').count()).toBe(waiting.length);
+    const last = waiting.at(-1)!.task.id;
+    const button = page.getByRole('button', { name: `Run ${last} now` });
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('#queue-action').textContent())
+      .toContain('raised to the front of the queue');
+    const first = page.locator('table.waiting tbody tr').first();
+    await expect.poll(() => first.textContent()).toContain(last.split('/').slice(1).join('/'));
+    await expect.poll(() => first.textContent()).toContain('run now');
+    expect((await stack.queue.waiting(catalog))[0]!.task.id).toBe(last);
+    await shot('queue-run-now');
   });
 
   it('a token that no longer holds (rotated or expired) is refused', async () => {

@@ -2,12 +2,24 @@
    @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-explicit-any --
    response bodies are untyped JSON; the assertions are the contract. */
 import { randomUUID } from 'node:crypto';
-import { sampleTableId, tableKey, type TaskEvent } from '@icepack/types';
+import {
+  BULLMQ_PREFIX,
+  JOB_RUN_LOCATION_FIELD,
+  parseMessage,
+  queueNameForCatalog,
+  sampleTableId,
+  tableKey,
+  type RunLocation,
+  type TaskEvent,
+} from '@icepack/types';
+import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { taskOutcomeHandlers } from './adapters/task-outcome-handlers.ts';
 import { withRecentFailures } from './console/recent-failures.ts';
+import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
 import { tableState } from './domain/state-fixtures.ts';
 import { startConsoleStack, type ConsoleStack } from './testing/console-stack.ts';
+import { waitFor } from './testing/wait-for.ts';
 
 // Contract of the console's JSON API (ADR 0020) on real Redis and real BullMQ queues.
 const infra = inject('infra');
@@ -16,17 +28,24 @@ const other = `${catalog}-b`;
 const hot = sampleTableId({ catalog, name: 'hot' });
 const old = sampleTableId({ catalog, name: 'old' });
 const calm = sampleTableId({ catalog: other, name: 'calm' });
+// Pause and resume act at once (ADR 0024): tables of their own, in a third catalog.
+const third = `${catalog}-c`;
+const busy = sampleTableId({ catalog: third, name: 'busy' });
+const crowded = sampleTableId({ catalog: third, name: 'crowded' });
 let stack: ConsoleStack;
 
 beforeAll(async () => {
-  stack = await startConsoleStack(infra.redisUrl, { trustedUserHeader: 'X-Forwarded-User' });
+  stack = await startConsoleStack(infra.redisUrl, {
+    trustedUserHeader: 'X-Forwarded-User',
+    kafkaBrokers: infra.kafkaBrokers,
+  });
   await stack.planner.handleState(tableState({ smallFiles: 80, newDataFiles: 5 }, { table: hot }));
   await stack.planner.handleState(tableState({ snapshots: 60 }, { table: old }));
   await stack.planner.handleState(tableState({ smallFiles: 3 }, { table: calm }));
 });
 
 afterAll(async () => {
-  await stack.close([catalog, other]);
+  await stack.close([catalog, other, third]);
 });
 
 async function call(
@@ -138,7 +157,11 @@ describe('console API', () => {
       method: 'POST',
       headers: { 'x-forwarded-user': 'bob' },
     });
-    expect(paused.body).toMatchObject({ changed: true, outcome: 'paused', by: 'proxy:bob' });
+    expect(paused.body).toMatchObject({
+      changed: true,
+      outcome: 'paused; 1 waiting task removed',
+      by: 'proxy:bob',
+    });
     // A newer state that would create tasks: the paused table gets none, its merge goes.
     const newer = tableState(
       { smallFiles: 90, newDataFiles: 6, snapshots: 70 },
@@ -151,7 +174,9 @@ describe('console API', () => {
     expect(page.body.consolePause).toMatchObject({ by: 'proxy:bob' });
     expect(page.body.explanation.paused).toBe(true);
 
+    // The resume re-plans from the stored state (ADR 0024): no new state is needed.
     await call(`/tables/${enc(hot)}/resume`, { method: 'POST' });
+    expect((await stack.queue.inspect(hot)).merge.state).toBe('prioritized');
     await stack.planner.handleState({ ...newer, lastSequenceNumber: '44' });
     expect((await stack.queue.inspect(hot)).merge.state).toBe('prioritized');
 
@@ -161,13 +186,13 @@ describe('console API', () => {
         action: 'resume table',
         target: tableKey(hot),
         user: 'token',
-        outcome: 'resumed',
+        outcome: 'resumed; 2 waiting tasks planned',
       }),
       expect.objectContaining({
         action: 'pause table',
         target: tableKey(hot),
         user: 'proxy:bob',
-        outcome: 'paused',
+        outcome: 'paused; 1 waiting task removed',
       }),
     ]);
   });
@@ -188,5 +213,167 @@ describe('console API', () => {
     expect((await call(`/tables/${enc(old)}/tasks/vacuum/cancel`, { method: 'POST' })).status).toBe(
       400,
     );
+  });
+});
+
+/** The task events the stack published on its Kafka topic, read back from the start. */
+async function kafkaEvents(until: (events: TaskEvent[]) => boolean): Promise<TaskEvent[]> {
+  const kafka = stack.kafka!;
+  const events: TaskEvent[] = [];
+  const reader = kafka.client.kafka.consumer({ groupId: `${kafka.topic}-reader-${randomUUID()}` });
+  await reader.connect();
+  try {
+    await reader.subscribe({ topic: kafka.topic, fromBeginning: true });
+    await reader.run({
+      eachMessage: ({ message }) => {
+        events.push(parseMessage(message.value ?? '').payload as TaskEvent);
+        return Promise.resolve();
+      },
+    });
+    await waitFor('the task events on Kafka', () => Promise.resolve(until(events) || undefined));
+  } finally {
+    await reader.disconnect();
+  }
+  return events;
+}
+
+describe('console pause and resume act at once (ADR 0024)', () => {
+  it('pausing a table removes its waiting tasks without a new state; resuming re-plans them', async () => {
+    await stack.planner.handleState(
+      tableState({ smallFiles: 80, newDataFiles: 5, snapshots: 60 }, { table: busy }),
+    );
+    expect((await stack.queue.waiting(third)).length).toBe(2);
+
+    const paused = await call(`/tables/${enc(busy)}/pause`, { method: 'POST' });
+    // No new table state arrived: the pause itself removed them.
+    const jobs = await stack.queue.inspect(busy);
+    expect([jobs.merge.state, jobs.cleanup.state]).toEqual(['missing', 'missing']);
+    expect(paused.body).toMatchObject({
+      changed: true,
+      outcome: 'paused; 2 waiting tasks removed',
+    });
+    const page = await call(`/tables/${enc(busy)}`);
+    expect(page.body.explanation).toMatchObject({ paused: true, pausedBy: 'console' });
+    // The re-plan pass creates nothing for a paused table.
+    expect((await stack.planner.replan((await stack.states.get(tableKey(busy)))!)).actions).toEqual(
+      [],
+    );
+
+    const resumed = await call(`/tables/${enc(busy)}/resume`, { method: 'POST' });
+    const back = await stack.queue.inspect(busy);
+    expect([back.merge.state, back.cleanup.state]).toEqual(['prioritized', 'prioritized']);
+    expect(resumed.body).toMatchObject({
+      changed: true,
+      outcome: 'resumed; 2 waiting tasks planned',
+    });
+    expect((await call(`/tables/${enc(busy)}`)).body.explanation.pausedBy).toBeNull();
+
+    // What the planner told the rest of the system, as it reached Kafka.
+    const mine = (e: TaskEvent) => e.table.name === busy.name && e.table.catalog === third;
+    const events = (await kafkaEvents((all) => all.filter(mine).length >= 6)).filter(mine);
+    expect(events.map((e) => [e.taskType, e.status, e.reason])).toEqual([
+      ['cleanup', 'planned', expect.any(String)],
+      ['merge', 'planned', expect.any(String)],
+      ['cleanup', 'skipped', 'paused from the console; no new tasks'],
+      ['merge', 'skipped', 'paused from the console; no new tasks'],
+      ['cleanup', 'planned', expect.stringMatching(/^re-planned: /)],
+      ['merge', 'planned', expect.stringMatching(/^re-planned: /)],
+    ]);
+  });
+
+  it('pausing a catalog removes every waiting task of its tables; resuming re-plans them', async () => {
+    await stack.planner.handleState(
+      tableState({ smallFiles: 50, newDataFiles: 2 }, { table: crowded }),
+    );
+    const before = (await stack.queue.waiting(third)).map((w) => w.task.id).toSorted();
+    expect(before).toHaveLength(3);
+
+    const paused = await call(`/catalogs/${third}/pause`, { method: 'POST' });
+    expect(await stack.queue.waiting(third)).toEqual([]);
+    expect(paused.body).toMatchObject({ outcome: 'paused; 3 waiting tasks removed' });
+    // A table resumed inside a paused catalog stays paused.
+    await call(`/tables/${enc(crowded)}/pause`, { method: 'POST' });
+    await call(`/tables/${enc(crowded)}/resume`, { method: 'POST' });
+    expect(await stack.queue.waiting(third)).toEqual([]);
+
+    await call(`/catalogs/${third}/resume`, { method: 'POST' });
+    expect((await stack.queue.waiting(third)).map((w) => w.task.id).toSorted()).toEqual(before);
+  });
+
+  it('"run now" raises a waiting task to the front of its queue, for good, audited', async () => {
+    const order = async (): Promise<[string, boolean][]> => {
+      const waiting = (await call(`/catalogs/${third}/queue`)).body.waiting as {
+        id: string;
+        runNow: boolean;
+      }[];
+      return waiting.map((w) => [w.id, w.runNow]);
+    };
+    const before = await order();
+    expect(before).toHaveLength(3);
+    const lastId = before.at(-1)![0];
+    expect(lastId).not.toBe(before[0]![0]);
+    const [type, ...rest] = lastId.split('/');
+    const table = encodeURIComponent(rest.join('/'));
+
+    const raised = await call(`/tables/${table}/tasks/${type}/run-now`, { method: 'POST' });
+    expect(raised.body).toMatchObject({
+      changed: true,
+      outcome: 'raised to the front of the queue',
+    });
+    expect(await order()).toEqual([[lastId, true], ...before.slice(0, -1)]);
+    expect(stack.events.events.at(-1)).toMatchObject({
+      taskId: lastId,
+      status: 'updated',
+      reason: expect.stringMatching(/^run now: raised to the front of the queue/),
+    });
+    const again = await call(`/tables/${table}/tasks/${type}/run-now`, { method: 'POST' });
+    expect(again.body).toMatchObject({ changed: false, outcome: 'already at the front' });
+
+    // The aging pass and a newer state of the table keep it in front.
+    await stack.queue.age(third, new Date(Date.now() + 86_400_000), DEFAULT_SCORE_OPTIONS);
+    const stored = (await stack.states.get(decodeURIComponent(table)))!;
+    await stack.planner.handleState({
+      ...stored,
+      lastSequenceNumber: String(Number(stored.lastSequenceNumber) + 1),
+      metadataLocation: `${stored.metadataLocation}.next`,
+    });
+    expect((await order())[0]).toEqual([lastId, true]);
+
+    expect((await call('/audit?limit=2')).body.entries).toEqual([
+      expect.objectContaining({ action: `run now ${type}`, outcome: 'already at the front' }),
+      expect.objectContaining({
+        action: `run now ${type}`,
+        target: decodeURIComponent(table),
+        user: 'token',
+        outcome: 'raised to the front of the queue',
+      }),
+    ]);
+    const none = await call(`/tables/${enc(crowded)}/tasks/cleanup/run-now`, { method: 'POST' });
+    expect(none.body).toMatchObject({ changed: false, outcome: 'no waiting task' });
+  });
+
+  it('lists a running task with where its run is and where its logs are', async () => {
+    // A worker takes the front task, as the dispatcher does, and records its run location.
+    const worker = new Worker(queueNameForCatalog(third), null, {
+      connection: stack.redis,
+      prefix: BULLMQ_PREFIX,
+    });
+    try {
+      const job = await worker.getNextJob('console-test-token');
+      const location: RunLocation = {
+        runner: 'spark-operator',
+        runId: 'ip-merge-busy-0123-a1',
+        application: { namespace: 'icepack-lake', name: 'ip-merge-busy-0123-a1' },
+        logs: ['kubectl logs -n icepack-lake ip-merge-busy-0123-a1-driver'],
+      };
+      const id = String(job?.id);
+      const jobKey = `${BULLMQ_PREFIX}:${queueNameForCatalog(third)}:${id}`;
+      await stack.redis.hset(jobKey, JOB_RUN_LOCATION_FIELD, JSON.stringify(location));
+      const { body } = await call(`/catalogs/${third}/queue`);
+      expect(body.running).toEqual([expect.objectContaining({ id, attempt: 1, run: location })]);
+      expect(body.waiting).toHaveLength(2);
+    } finally {
+      await worker.close(true);
+    }
   });
 });

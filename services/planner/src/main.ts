@@ -12,7 +12,6 @@ import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
 import { CatalogPolicies } from './adapters/catalog-policies.ts';
 import { ConsoleStore } from './adapters/console-store.ts';
-import { PausablePlanner, pausedPolicy } from './adapters/pausable-planner.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
@@ -68,7 +67,9 @@ runService(
       },
     });
     const events = new KafkaTaskEventSink(producer, config.ICEPACK_PLANNER_TASK_EVENTS_TOPIC);
-    const plannerOptions = {
+    // The console's pauses are the top layer of the policy (ADR 0024), read with each state.
+    const consoleStore = new ConsoleStore({ connection: redis.redis });
+    const planner = new Planner({
       queue,
       states,
       lastSucceeded,
@@ -76,15 +77,6 @@ runService(
       logger,
       scoreOptions: scores,
       catalogPolicy: (catalog: string) => catalogPolicies.policyOf(catalog),
-    };
-    // The console's pauses (ADR 0020): a paused table is planned with icepack.enabled=false.
-    const consoleStore = new ConsoleStore({ connection: redis.redis });
-    const planner = new PausablePlanner({
-      planner: new Planner(plannerOptions),
-      paused: new Planner({
-        ...plannerOptions,
-        catalogPolicy: pausedPolicy(plannerOptions.catalogPolicy),
-      }),
       pauses: consoleStore,
     });
     http.app.use(

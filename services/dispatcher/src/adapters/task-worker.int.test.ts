@@ -4,7 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
 import {
   assertEventLifecycle,
+  JOB_RUN_LOCATION_FIELD,
   queueNameForCatalog,
+  runLocationSchema,
+  type RunLocation,
   sampleMergeTask,
   sampleTableId,
   type HealthFigures,
@@ -201,6 +204,45 @@ describe('TaskWorker', () => {
       snapshotsRemoved: -1,
       bytesSaved: 50,
     });
+  });
+
+  it('records on the running job where its run is and where its logs are (no secret)', async () => {
+    let finish = (): void => undefined;
+    const running = new Promise<RunOutcome>((resolve) => {
+      finish = () => resolve({ ok: true, reattached: false });
+    });
+    const runner = new ScriptedRunner([() => running]);
+    const located: SparkRunner = Object.assign(runner, {
+      location: (key: RunKey & Pick<RunRequest, 'binding'>): RunLocation => ({
+        runner: runner.kind,
+        runId: runner.runName(key),
+        application: { namespace: key.binding.namespace, name: runner.runName(key) },
+        logs: [`kubectl logs -n ${key.binding.namespace} ${runner.runName(key)}-driver`],
+      }),
+    });
+    const catalog = 'worker-run-location';
+    const { worker, queue, sink } = setup(catalog, located);
+    await worker.start();
+    const task = taskOf(catalog);
+    await enqueue(queue, task);
+    const jobKey = `${prefix}:${queueNameForCatalog(catalog)}:${task.id}`;
+    let recorded: string | null = null;
+    await until('the run location on the job', async () => {
+      recorded = await redis.hget(jobKey, JOB_RUN_LOCATION_FIELD);
+      return recorded !== null;
+    });
+    const { namespace } = testBinding(catalog);
+    expect(runLocationSchema.parse(JSON.parse(recorded!))).toEqual({
+      runner: 'scripted',
+      runId: 'run-1',
+      application: { namespace, name: 'run-1' },
+      logs: [`kubectl logs -n ${namespace} run-1-driver`],
+    });
+    // The same run the started event names.
+    const sunk = sink as InMemoryDispatchSink;
+    expect(sunk.events.find((e) => e.status === 'started')?.runId).toBe('run-1');
+    finish();
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
   });
 
   it('follows the same run again after a runner error instead of launching a new attempt', async () => {

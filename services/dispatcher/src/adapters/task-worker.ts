@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { Attr, injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
+  JOB_RUN_LOCATION_FIELD,
   parseTask,
   queueNameForCatalog,
   type Binding,
@@ -77,6 +78,8 @@ const Field = {
   ended: 'icepack:ended',
   /** Runner errors in a row (run state unknown), for the attempt in `attempt`. */
   runnerErrors: 'icepack:runner-errors',
+  /** Where the attempt in `started` runs and where its logs are (the console reads it). */
+  run: JOB_RUN_LOCATION_FIELD,
 } as const;
 
 interface Ended {
@@ -433,10 +436,12 @@ export class TaskWorker {
       const before = await this.#figures(task);
       const startedAt = Date.now();
       await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
+      const location = runner.location?.({ taskRun, attempt, task, binding });
       await this.#o.connection.hset(this.#jobKey(job), {
         [Field.started]: String(attempt),
         [Field.startedAt]: String(startedAt),
         ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
+        ...(location ? { [Field.run]: JSON.stringify(location) } : {}),
       });
       Object.assign(progress, { started: true, startedAt, before });
     }

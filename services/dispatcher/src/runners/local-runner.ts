@@ -13,7 +13,7 @@ import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
-import type { TaskError } from '@icepack/types';
+import type { RunLocation, TaskError } from '@icepack/types';
 import { jobSparkConf } from '../domain/job-catalog.ts';
 import {
   JOB_CREDENTIAL_VARIABLES,
@@ -117,6 +117,15 @@ export class LocalRunner implements SparkRunner {
   /** The run directory's name: the run id. */
   runName(key: RunKey): string {
     return runKey(key.taskRun, key.attempt);
+  }
+
+  location(key: RunKey): RunLocation {
+    const dir = this.runDir(key);
+    return {
+      runner: this.kind,
+      runId: this.runName(key),
+      logs: [join(dir, 'stderr.log'), join(dir, 'stdout.log')],
+    };
   }
 
   /** The run directory of an attempt (tests read `runs.log` there). */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CATALOG_CONFIG_DIR,
   JobSpecError,
+  operatorRunLocation,
   sparkApplication,
   type ApplicationOptions,
 } from './spark-application.ts';
@@ -139,5 +140,21 @@ describe('sparkApplication: what the pods carry (through the templates, not webh
     expect(() => build(req)).toThrow(/catalog auth\.token: .*variable ICEPACK_SECRET_LAKE/);
     // With the fallback Secret the job takes it from there.
     expect(() => build(req, { ...options, secretName: 'lake-credentials' })).not.toThrow();
+  });
+});
+
+describe('operatorRunLocation', () => {
+  it('names the application and how to read its driver pod log', () => {
+    const loc = operatorRunLocation(
+      'icepack-lake',
+      'ip-merge-orders-0123456789ab-a1',
+      'spark-operator',
+    );
+    expect(loc).toEqual({
+      runner: 'spark-operator',
+      runId: 'ip-merge-orders-0123456789ab-a1',
+      application: { namespace: 'icepack-lake', name: 'ip-merge-orders-0123456789ab-a1' },
+      logs: ['kubectl logs -n icepack-lake ip-merge-orders-0123456789ab-a1-driver'],
+    });
   });
 });

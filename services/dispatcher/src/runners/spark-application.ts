@@ -1,4 +1,4 @@
-import type { Task } from '@icepack/types';
+import type { RunLocation, Task } from '@icepack/types';
 import { jobSparkConf } from '../domain/job-catalog.ts';
 import { kubernetesJobCredentials, type JobEnvVar } from '../domain/job-credentials.ts';
 import type { RunRequest } from './spark-runner.ts';
@@ -55,6 +55,19 @@ export function applicationName(
   const room = MAX_NAME - head.length - tail.length - 1;
   const readable = slug(task.table.name, room);
   return readable === '' ? `${head}${tail}` : `${head}-${readable}${tail}`;
+}
+
+/**
+ * Where a SparkApplication's run is and where its logs are: the application, and its driver
+ * pod's log (the Spark operator names the driver pod `<application>-driver`).
+ */
+export function operatorRunLocation(namespace: string, name: string, runner: string): RunLocation {
+  return {
+    runner,
+    runId: name,
+    application: { namespace, name },
+    logs: [`kubectl logs -n ${namespace} ${name}-driver`],
+  };
 }
 
 export interface ApplicationOptions {

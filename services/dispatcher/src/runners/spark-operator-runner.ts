@@ -6,11 +6,12 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TaskError } from '@icepack/types';
+import type { RunLocation, TaskError } from '@icepack/types';
 import { kubeClients } from '../adapters/kube-client.ts';
 import { errorFromExitCode, parseJobOutput, type JobResult } from './job-result.ts';
 import {
   applicationName,
+  operatorRunLocation,
   jobCredentials,
   sparkApplication,
   SPARK_API,
@@ -122,6 +123,10 @@ export class SparkOperatorRunner implements SparkRunner {
 
   runName(key: RunKey): string {
     return applicationName(key.task, key.taskRun, key.attempt);
+  }
+
+  location(request: RunKey & Pick<RunRequest, 'binding'>): RunLocation {
+    return operatorRunLocation(request.binding.namespace, this.runName(request), this.kind);
   }
 
   async isLaunched(request: RunKey & Pick<RunRequest, 'binding'>): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { Binding, CatalogAuth, Task, TaskError } from '@icepack/types';
+import type { Binding, CatalogAuth, RunLocation, Task, TaskError } from '@icepack/types';
 import type { JobSize } from '../domain/sizing.ts';
 import type { JobResult } from './job-result.ts';
 
@@ -65,4 +65,9 @@ export interface SparkRunner {
    * `runId`. Deterministic per (task run, attempt), so a re-attach reports the same id.
    */
   runName(key: RunKey): string;
+  /**
+   * Where the attempt's run is and where its logs are (the console's queue page): recorded on
+   * the job when the attempt starts. Optional: a runner without it records nothing.
+   */
+  location?(request: RunKey & Pick<RunRequest, 'binding'>): RunLocation;
 }

@@ -13,7 +13,7 @@ import {
   type PolicyProblem,
 } from '@icepack/policy';
 import { problemTaskType, sortCreateSkip, updateChangesNothing } from '../domain/apply-plan.ts';
-import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../domain/score.ts';
+import { DEFAULT_SCORE_OPTIONS, keepRunNow, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
 import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
 import type { LastSucceededStore } from './last-succeeded.ts';
@@ -27,6 +27,18 @@ import {
   type TaskQueue,
 } from './task-queue.ts';
 
+/** Whether the console paused a table or its catalog (ADR 0024); `ConsoleStore` answers it. */
+export interface ConsolePauses {
+  pausesOf(table: TableId): Promise<{ readonly table?: unknown; readonly catalog?: unknown }>;
+}
+
+const NO_PAUSES: ConsolePauses = { pausesOf: () => Promise.resolve({}) };
+
+async function consolePaused(pauses: ConsolePauses, table: TableId): Promise<boolean> {
+  const p = await pauses.pausesOf(table);
+  return p.table !== undefined || p.catalog !== undefined;
+}
+
 /** A catalog's policy (catalog-wide settings, namespace overrides): the layers above tables. */
 export type CatalogPolicies = (catalog: string) => CatalogPolicy | undefined;
 
@@ -39,6 +51,8 @@ export interface PlannerOptions {
   readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'delete'>;
   /** Default: no catalog policy. */
   readonly catalogPolicy?: CatalogPolicies;
+  /** The console's pauses, the top policy layer, read with each state. Default: none. */
+  readonly pauses?: ConsolePauses;
   /** Default `DEFAULT_SCORE_OPTIONS`. */
   readonly scoreOptions?: ScoreOptions;
   /** Default `() => new Date()`. */
@@ -100,19 +114,23 @@ export class Planner {
     this.#o = {
       lastSucceeded: { get: () => Promise.resolve({}), delete: () => Promise.resolve() },
       catalogPolicy: () => undefined,
+      pauses: NO_PAUSES,
       scoreOptions: DEFAULT_SCORE_OPTIONS,
       clock: () => new Date(),
       ...options,
     };
   }
 
-  #resolve(state: TableState): ReturnType<typeof resolvePolicy> {
+  #resolve(state: TableState, paused: boolean): ReturnType<typeof resolvePolicy> {
     const { catalog, namespace } = state.table;
-    return resolvePolicy(state.properties, policyLayers(this.#o.catalogPolicy(catalog), namespace));
+    return resolvePolicy(
+      state.properties,
+      policyLayers(this.#o.catalogPolicy(catalog), namespace, paused),
+    );
   }
 
-  #plan(state: TableState, jobs: TableJobs, record: LastMaintenance): TablePlan {
-    const { policy, problems } = this.#resolve(state);
+  #plan(state: TableState, jobs: TableJobs, record: LastMaintenance, paused: boolean): TablePlan {
+    const { policy, problems } = this.#resolve(state, paused);
     return planTable({
       state: withLastMaintenance(state, record),
       policy,
@@ -132,10 +150,11 @@ export class Planner {
     const key = tableKey(state.table);
     const log = this.#o.logger;
     // The reads in flight at once: one round trip (the job read is wasted on a stale state).
-    const [latest, jobs, record] = await Promise.all([
+    const [latest, jobs, record, paused] = await Promise.all([
       this.#o.states.get(key),
       this.#o.queue.inspect(state.table),
       this.#o.lastSucceeded.get(key),
+      consolePaused(this.#o.pauses, state.table),
     ]);
     const order = compareStates(latest, state);
     if (order !== 'newer') {
@@ -145,7 +164,7 @@ export class Planner {
       );
       return { ignored: order === 'older' ? 'older' : 'duplicate', actions: [] };
     }
-    const plan = this.#plan(state, jobs, record);
+    const plan = this.#plan(state, jobs, record, paused);
     const events: TaskEvent[] = [];
     const at = this.#o.clock().toISOString();
     const event = (d: TaskDecision, status: TaskStatus, reason: string): TaskEvent => ({
@@ -159,7 +178,10 @@ export class Planner {
     });
 
     this.#reportProblems(plan.problems, latest, state, at, events, log);
-    const gc = gcSkip(plan, latest === undefined ? undefined : this.#plan(latest, jobs, record));
+    const gc = gcSkip(
+      plan,
+      latest === undefined ? undefined : this.#plan(latest, jobs, record, paused),
+    );
     const cleanupDecision = plan.decisions.find((d) => d.type === 'cleanup');
     if (gc !== undefined && cleanupDecision !== undefined) {
       log.info({ table: key }, gc);
@@ -167,26 +189,22 @@ export class Planner {
     }
     const actions: { type: TaskType; action: string }[] = [];
     const { catalog } = state.table;
-    let mergeStillWaiting = false;
     // Removals first: a sort may only be created once the merge it replaces is gone.
-    for (const d of plan.decisions.filter((x) => x.action === 'remove')) {
-      const removal = d.removal ?? 'skipped';
-      const outcome = await inEnqueueSpan(d, catalog, async () =>
-        (await this.#o.queue.removeWaiting(state.table, d.type, d.group))
-          ? EnqueueOutcome[removal]
-          : EnqueueOutcome.unchanged,
-      );
-      if (outcome !== EnqueueOutcome.unchanged) {
-        events.push(event(d, removal, d.reason));
-        actions.push({ type: d.type, action: removal });
-      } else if (d.type === 'merge') {
-        mergeStillWaiting = true; // it started running meanwhile
-      }
-    }
+    const mergeStillWaiting = await this.#remove(state.table, plan, (d, removal) => {
+      events.push(event(d, removal, d.reason));
+      actions.push({ type: d.type, action: removal });
+    });
     // Creates and updates touch different job ids: send them together.
     const applied = await Promise.all(
-      plan.decisions.map(async (d): Promise<TaskEvent | undefined> => {
-        if (d.task === undefined) return undefined;
+      plan.decisions.map(async (decision): Promise<TaskEvent | undefined> => {
+        if (decision.task === undefined) return undefined;
+        // A task raised with "run now" stays raised when re-planned (ADR 0024).
+        // (The job of the decision's own partition group: only that one may have been raised.)
+        const waiting = jobs.groups[decision.type][decision.group - 1]?.task?.score;
+        const d = {
+          ...decision,
+          task: { ...decision.task, score: keepRunNow(waiting, decision.task.score) },
+        };
         if (d.action === 'create') {
           const skip = sortCreateSkip(d.type, mergeStillWaiting);
           const outcome = await inEnqueueSpan(d, catalog, async (task) => {
@@ -259,6 +277,29 @@ export class Planner {
   }
 
   /**
+   * Applies the plan's removals; calls `removed` for each job removed. True when a merge to
+   * remove was running meanwhile (so no sort may be created beside it).
+   */
+  async #remove(
+    table: TableId,
+    plan: TablePlan,
+    removed: (d: TaskDecision, removal: 'superseded' | 'skipped') => void,
+  ): Promise<boolean> {
+    let mergeStillWaiting = false;
+    for (const d of plan.decisions.filter((x) => x.action === 'remove')) {
+      const removal = d.removal ?? 'skipped';
+      const outcome = await inEnqueueSpan(d, table.catalog, async () =>
+        (await this.#o.queue.removeWaiting(table, d.type, d.group))
+          ? EnqueueOutcome[removal]
+          : EnqueueOutcome.unchanged,
+      );
+      if (outcome !== EnqueueOutcome.unchanged) removed(d, removal);
+      else if (d.type === 'merge') mergeStillWaiting = true; // it started running meanwhile
+    }
+    return mergeStillWaiting;
+  }
+
+  /**
    * Plans a stored state again (the re-plan pass, decision 0005): creates the tasks its
    * rules call for now, so a task that failed or was lost comes back without a new commit
    * and snapshots that aged past the retention get their cleanup. Only creates — the next
@@ -266,16 +307,74 @@ export class Planner {
    * succeeded within its minimum interval does not come back.
    */
   async replan(state: TableState): Promise<HandleOutcome> {
+    return this.#replan(state, false);
+  }
+
+  /**
+   * Applies a console pause or resume of the table now (ADR 0024), from its stored state:
+   * paused, its waiting tasks go (`skipped`, "paused from the console"); resumed, it gets the
+   * tasks its rules call for, as the re-plan pass would create them. Nothing without a
+   * stored state.
+   */
+  async reconsider(key: string): Promise<HandleOutcome> {
+    const state = await this.#o.states.get(key);
+    return state === undefined ? { actions: [] } : this.#replan(state, true);
+  }
+
+  /**
+   * {@link reconsider} for every stored table of the catalog (a catalog paused or resumed from
+   * the console): a walk of its stored states, a few tables at once. The actions taken.
+   */
+  async reconsiderCatalog(catalog: string, concurrency = 8): Promise<number> {
+    let cursor = '0';
+    let actions = 0;
+    do {
+      const page = await this.#o.states.page(cursor, 500, catalog);
+      cursor = page.cursor;
+      const states = [...page.states];
+      const worker = async (): Promise<void> => {
+        for (let state = states.shift(); state !== undefined; state = states.shift()) {
+          const done = await this.#replan(state, true);
+          actions += done.actions.length;
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } while (cursor !== '0');
+    return actions;
+  }
+
+  async #replan(state: TableState, removals: boolean): Promise<HandleOutcome> {
     const key = tableKey(state.table);
-    const [jobs, record] = await Promise.all([
+    const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
       this.#o.lastSucceeded.get(key),
+      consolePaused(this.#o.pauses, state.table),
     ]);
-    const plan = this.#plan(state, jobs, record);
+    const plan = this.#plan(state, jobs, record, paused);
     const at = this.#o.clock().toISOString();
     const actions: { type: TaskType; action: string }[] = [];
+    const published: Promise<void>[] = [];
+    const mergeStillWaiting =
+      removals && plan.paused
+        ? await this.#remove(state.table, plan, (d, removal) => {
+            published.push(
+              this.#o.events.publish({
+                taskId: d.taskId,
+                table: state.table,
+                taskType: d.type,
+                status: removal,
+                at,
+                reason: d.reason,
+                factors: eventFactors(d),
+              }),
+            );
+            actions.push({ type: d.type, action: removal });
+          })
+        : false;
+    await Promise.all(published);
     for (const d of plan.decisions) {
       if (d.action !== 'create' || d.task === undefined) continue;
+      if (sortCreateSkip(d.type, mergeStillWaiting) !== null) continue;
       const outcome = await inEnqueueSpan(d, state.table.catalog, async (task) =>
         (await this.#o.queue.create(task!, jobOf(jobs, d).state))
           ? EnqueueOutcome.added
@@ -329,12 +428,13 @@ export class Planner {
   async explain(key: string): Promise<PlanExplanation | undefined> {
     const state = await this.#o.states.getValidated(key);
     if (state === undefined) return undefined;
-    const [jobs, record] = await Promise.all([
+    const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
       this.#o.lastSucceeded.get(key),
+      consolePaused(this.#o.pauses, state.table),
     ]);
-    const plan = this.#plan(state, jobs, record);
-    const { policy } = this.#resolve(state);
+    const plan = this.#plan(state, jobs, record, paused);
+    const { policy } = this.#resolve(state, paused);
     return {
       table: state.table,
       tableKey: key,

@@ -10,6 +10,12 @@ export interface TableStateStoreOptions {
   readonly catalogsKey?: string;
 }
 
+/** The HSCAN pattern of a catalog's table keys (`tableKey` starts with the encoded catalog). */
+function catalogMatch(catalog: string): string {
+  const prefix = tableKey({ catalog, namespace: ['n'], name: 't' }).slice(0, -'n/t'.length);
+  return `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+}
+
 /**
  * The latest table state the planner acted on, per table, in Redis: any replica can order
  * the next state against it and answer `GET /v1/tables/{table}/plan`.
@@ -50,11 +56,25 @@ export class TableStateStore {
   }
 
   /**
-   * One page of stored states (HSCAN): the next cursor (`'0'` when done) and the states.
+   * One page of stored states (HSCAN), of one catalog's tables when `catalog` is given: the next cursor (`'0'` when done) and the states.
    * A state stored or removed during a walk may or may not be seen, as HSCAN guarantees.
    */
-  async page(cursor: string, count: number): Promise<{ cursor: string; states: TableState[] }> {
-    const [next, flat] = await this.#redis.hscan(this.#statesKey, cursor, 'COUNT', count);
+  async page(
+    cursor: string,
+    count: number,
+    catalog?: string,
+  ): Promise<{ cursor: string; states: TableState[] }> {
+    const [next, flat] =
+      catalog === undefined
+        ? await this.#redis.hscan(this.#statesKey, cursor, 'COUNT', count)
+        : await this.#redis.hscan(
+            this.#statesKey,
+            cursor,
+            'MATCH',
+            catalogMatch(catalog),
+            'COUNT',
+            count,
+          );
     const states: TableState[] = [];
     for (let i = 1; i < flat.length; i += 2) states.push(JSON.parse(flat[i]!) as TableState);
     return { cursor: next, states };

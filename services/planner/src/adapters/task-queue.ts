@@ -1,15 +1,18 @@
 import {
   BULLMQ_PREFIX,
+  JOB_RUN_LOCATION_FIELD,
   MAX_TASK_GROUPS,
   queueNameForCatalog,
+  runLocationSchema,
   taskJobId,
   TaskType,
 } from '@icepack/types';
+import type { RunLocation } from '@icepack/types';
 import type { TableId, Task } from '@icepack/types';
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PendingTask, PendingTasks } from '../domain/rules.ts';
-import { withAging, type ScoreOptions } from '../domain/score.ts';
+import { isRunNow, runNowScore, withAging, type ScoreOptions } from '../domain/score.ts';
 import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOB } from './queue-scripts.ts';
 
 /** Where a job is, as BullMQ keeps it. */
@@ -248,6 +251,49 @@ export class TaskQueue {
       expectedRaw,
     )) as number;
     return code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed';
+  }
+
+  /**
+   * "Run now" (ADR 0024): raises a waiting task to the front of its catalog's queue — its
+   * score gets the `run-now` part, so its priority is the highest and stays so through aging
+   * and re-plans. Compare-and-set on the job's data (a concurrent update is retried). The
+   * raised task, or why not: `not-waiting` (running, finished or gone), `already`.
+   */
+  async runNow(
+    table: TableId,
+    type: TaskType,
+  ): Promise<{ outcome: 'raised' | 'already' | 'not-waiting'; task?: Task }> {
+    for (;;) {
+      const job = (await this.inspect(table))[type];
+      if (job.task === undefined || !(job.state === 'prioritized' || job.state === 'delayed'))
+        return { outcome: 'not-waiting' };
+      if (isRunNow(job.task.score)) return { outcome: 'already', task: job.task };
+      const task = { ...job.task, score: runNowScore(job.task.score) };
+      const result = await this.update(task, job.raw);
+      if (result === 'updated') return { outcome: 'raised', task };
+      if (result === 'not-waiting') return { outcome: 'not-waiting' };
+    }
+  }
+
+  /**
+   * Where each running job's attempt runs and where its logs are, as the dispatcher recorded
+   * it (`JOB_RUN_LOCATION_FIELD`); null when not recorded (yet) or unreadable.
+   */
+  async runLocations(catalog: string, jobIds: readonly string[]): Promise<(RunLocation | null)[]> {
+    if (jobIds.length === 0) return [];
+    const base = this.#base(catalog);
+    const pipeline = this.#redis.pipeline();
+    for (const id of jobIds) pipeline.hget(`${base}${id}`, JOB_RUN_LOCATION_FIELD);
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([error, raw]) => {
+      if (error !== null || typeof raw !== 'string') return null;
+      try {
+        const parsed = runLocationSchema.safeParse(JSON.parse(raw));
+        return parsed.success ? parsed.data : null;
+      } catch {
+        return null;
+      }
+    });
   }
 
   /**

@@ -16,14 +16,18 @@ import type { TableStateStore } from '../adapters/state-store.ts';
 import type { TaskEventSink } from '../adapters/task-event-sink.ts';
 import type { TaskQueue } from '../adapters/task-queue.ts';
 import { ledgerReport, parseLedgerQuery } from '../domain/ledger.ts';
+import { isRunNow } from '../domain/score.ts';
 import { overviewPage, parseOverviewQuery, summarize } from '../domain/table-overview.ts';
 import { consoleAuth } from './console-auth.ts';
 import type { TableSummaries } from './table-summaries.ts';
 
 export interface ConsoleRouterOptions {
-  readonly planner: Pick<Planner, 'explain'>;
+  readonly planner: Pick<Planner, 'explain' | 'reconsider' | 'reconsiderCatalog'>;
   readonly states: Pick<TableStateStore, 'getValidated' | 'catalogs'>;
-  readonly queue: Pick<TaskQueue, 'waiting' | 'queue' | 'removeWaiting'>;
+  readonly queue: Pick<
+    TaskQueue,
+    'waiting' | 'queue' | 'removeWaiting' | 'runNow' | 'runLocations'
+  >;
   readonly store: ConsoleStore;
   readonly summaries: TableSummaries;
   readonly ledger?: Pick<LedgerStore, 'range' | 'bounds'>;
@@ -38,6 +42,8 @@ export interface ConsoleRouterOptions {
 }
 
 const LISTED = 200;
+
+const tasks = (n: number): string => `${n} waiting task${n === 1 ? '' : 's'}`;
 const TABLE_LEDGER_WINDOW_MS = 30 * 86_400_000;
 
 function tableParam(req: Request): TableId {
@@ -53,7 +59,7 @@ function tableParam(req: Request): TableId {
  * The console's JSON API, mounted at `/console/api` (ADR 0020). Reads: `GET /me`,
  * `/overview`, `/tables/{table}`, `/catalogs/{catalog}/queue`, `/audit`. Actions (each
  * written to the audit log): `POST /tables/{table}/pause|resume`,
- * `POST /catalogs/{catalog}/pause|resume`, `POST /tables/{table}/tasks/{type}/cancel`.
+ * `POST /catalogs/{catalog}/pause|resume`, `POST /tables/{table}/tasks/{type}/cancel` and `…/run-now`.
  */
 export function consoleRouter(options: ConsoleRouterOptions): Router {
   const router = Router();
@@ -161,6 +167,10 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
       queue.queue(catalog).getActive(0, LISTED - 1),
       store.failures(catalog),
     ]);
+    const locations = await queue.runLocations(
+      catalog,
+      active.map((job) => (job.data as Task).id),
+    );
     res.json({
       catalog,
       queue: queueNameForCatalog(catalog),
@@ -172,10 +182,11 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
         state: w.state,
         priority: w.priority,
         score: w.task.score,
+        runNow: isRunNow(w.task.score),
         createdAt: w.task.createdAt,
         waitingMs: Math.max(0, now - Date.parse(w.task.createdAt)),
       })),
-      running: active.map((job) => {
+      running: active.map((job, i) => {
         const task = job.data as Task;
         return {
           id: task.id,
@@ -183,6 +194,8 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
           tableKey: tableKey(task.table),
           startedAt: job.processedOn === undefined ? null : new Date(job.processedOn).toISOString(),
           attempt: job.attemptsMade + 1,
+          // Where its run is and where its logs are (the dispatcher records it when it starts).
+          run: locations[i] ?? null,
         };
       }),
       failures,
@@ -221,6 +234,12 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
         throw new HttpError(404, `the planner has seen no table of catalog ${catalog}`);
       return catalog;
     };
+    // A pause removes the waiting tasks at once, a resume re-plans from the stored state
+    // (ADR 0024): both are the planner's own decision with the console's pause layer.
+    const reconsider = async (target: string): Promise<number> =>
+      scope === 'table'
+        ? (await options.planner.reconsider(target)).actions.length
+        : options.planner.reconsiderCatalog(target);
     router.post(`${path}/pause`, async (req, res) => {
       const target = await name(req);
       await act(res, `pause ${scope}`, target, async () => {
@@ -228,30 +247,66 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
           by: res.locals.user as string,
           at: clock().toISOString(),
         });
-        return { changed, outcome: changed ? 'paused' : 'already paused' };
+        // Also when it was paused already: a retry completes a removal a failure cut short.
+        const removed = await reconsider(target);
+        const outcome = changed ? 'paused' : 'already paused';
+        return { changed, outcome: `${outcome}; ${tasks(removed)} removed` };
       });
     });
     router.post(`${path}/resume`, async (req, res) => {
       const target = await name(req);
       await act(res, `resume ${scope}`, target, async () => {
         const changed = await store.resume(scope, target);
-        return { changed, outcome: changed ? 'resumed' : 'was not paused' };
+        if (!changed) return { changed, outcome: 'was not paused' };
+        return { changed, outcome: `resumed; ${tasks(await reconsider(target))} planned` };
       });
     });
   }
 
-  router.post('/tables/:table/tasks/:type/cancel', async (req, res) => {
-    const id = tableParam(req);
+  const typeParam = (req: Request): TaskType => {
     const type = String(req.params.type);
     if (!(Object.values(TaskType) as string[]).includes(type))
       throw new HttpError(400, `type: expected one of ${Object.values(TaskType).join(', ')}`);
+    return type as TaskType;
+  };
+
+  router.post('/tables/:table/tasks/:type/run-now', async (req, res) => {
+    const id = tableParam(req);
+    const type = typeParam(req);
+    await act(res, `run now ${type}`, tableKey(id), async () => {
+      const { outcome, task } = await queue.runNow(id, type);
+      if (outcome === 'raised') {
+        await options.events.publish({
+          taskId: task!.id,
+          table: id,
+          taskType: type,
+          status: 'updated',
+          at: clock().toISOString(),
+          reason: `run now: raised to the front of the queue from the console by ${res.locals.user as string}`,
+        });
+      }
+      return {
+        changed: outcome === 'raised',
+        outcome:
+          outcome === 'raised'
+            ? 'raised to the front of the queue'
+            : outcome === 'already'
+              ? 'already at the front'
+              : 'no waiting task',
+      };
+    });
+  });
+
+  router.post('/tables/:table/tasks/:type/cancel', async (req, res) => {
+    const id = tableParam(req);
+    const type = typeParam(req);
     await act(res, `cancel ${type}`, tableKey(id), async () => {
-      const changed = await queue.removeWaiting(id, type as TaskType);
+      const changed = await queue.removeWaiting(id, type);
       if (changed) {
         await options.events.publish({
           taskId: `${type}/${tableKey(id)}`,
           table: id,
-          taskType: type as TaskType,
+          taskType: type,
           status: 'cancelled',
           at: clock().toISOString(),
           reason: `cancelled from the console by ${res.locals.user as string}`,

@@ -342,7 +342,10 @@ export function planTable(input: PlanInput): TablePlan {
       ? null
       : {
           kind: Blocked.paused,
-          reason: `paused: icepack.enabled=false on the ${policy.pausedBy}; no new tasks`,
+          reason:
+            policy.pausedBy === 'console'
+              ? 'paused from the console; no new tasks'
+              : `paused: icepack.enabled=false on the ${policy.pausedBy}; no new tasks`,
         };
   const gate = (type: TaskType): Block | null => {
     if (paused !== null) return paused;

@@ -4,7 +4,10 @@ import { resolvePolicy } from '@icepack/policy';
 import {
   agingPart,
   DEFAULT_SCORE_OPTIONS,
+  isRunNow,
+  keepRunNow,
   priorityForScore,
+  runNowScore,
   scoreTask,
   withAging,
 } from './score.ts';
@@ -115,6 +118,34 @@ describe('aging', () => {
   it('uses configured step sizes and rate', () => {
     const fast = { ...o, agingStepMs: 1000, agingStepPoints: 500 };
     expect(agingPart(2500, fast).points).toBe(1000);
+  });
+});
+
+describe('run now', () => {
+  const waiting = scoreTask('cleanup', tableState({ snapshots: 120 }), policy, 0);
+  const urgent = scoreTask(
+    'merge',
+    tableState({ smallFiles: 5000, positionDeleteFiles: 900 }),
+    policy,
+    0,
+  );
+
+  it('raises a task to the front: the highest priority, its points unchanged', () => {
+    const raised = runNowScore(waiting);
+    expect(raised).toMatchObject({ priority: MIN_PRIORITY, total: waiting.total });
+    expect(raised.priority).toBeLessThan(urgent.priority);
+    expect(isRunNow(raised)).toBe(true);
+    expect(isRunNow(waiting)).toBe(false);
+    expect(runNowScore(raised)).toEqual(raised); // raising twice changes nothing
+  });
+
+  it('survives aging and a re-planned score; an unraised task is re-scored as before', () => {
+    const raised = runNowScore(waiting);
+    expect(withAging(raised, 10 * o.agingStepMs).priority).toBe(MIN_PRIORITY);
+    const next = scoreTask('cleanup', tableState({ snapshots: 200 }), policy, 0);
+    expect(keepRunNow(raised, next)).toMatchObject({ priority: MIN_PRIORITY, total: next.total });
+    expect(keepRunNow(waiting, next)).toEqual(next);
+    expect(keepRunNow(undefined, next)).toEqual(next);
   });
 });
 

@@ -53,6 +53,8 @@ export const ScoreFactor = {
   smallFiles: 'small-files',
   deleteFiles: 'delete-files',
   waiting: 'waiting',
+  /** An operator's "run now" from the console (ADR 0024): no points, the front of the queue. */
+  runNow: 'run-now',
 } as const;
 
 function stepped(
@@ -135,10 +137,36 @@ export function priorityForScore(total: number): number {
   return Math.min(MAX_PRIORITY, Math.max(MIN_PRIORITY, p));
 }
 
-/** Sums parts into a score with its priority. */
+/**
+ * Sums parts into a score with its priority; a score with a `run-now` part gets the highest
+ * priority, `MIN_PRIORITY` (ahead of every other task; among raised tasks, the oldest first).
+ */
 export function scoreFromParts(parts: readonly ScorePart[]): TaskScore {
   const total = parts.reduce((sum, p) => sum + p.points, 0);
-  return { total, priority: priorityForScore(total), parts: [...parts] };
+  const priority = isRunNow({ parts }) ? MIN_PRIORITY : priorityForScore(total);
+  return { total, priority, parts: [...parts] };
+}
+
+/** Was the task raised with "run now"? */
+export function isRunNow(score: { readonly parts: readonly ScorePart[] }): boolean {
+  return score.parts.some((p) => p.factor === ScoreFactor.runNow);
+}
+
+/** The score raised to the front of its catalog's queue ("run now"); the points unchanged. */
+export function runNowScore(score: TaskScore): TaskScore {
+  if (isRunNow(score)) return score;
+  return scoreFromParts([...score.parts, { factor: ScoreFactor.runNow, value: 1, points: 0 }]);
+}
+
+/**
+ * The score a re-planned waiting task gets: the new one, still raised if the waiting one was
+ * (a newer table state or parameters must not undo an operator's "run now").
+ */
+export function keepRunNow(
+  waiting: { readonly parts: readonly ScorePart[] } | undefined,
+  next: TaskScore,
+): TaskScore {
+  return waiting !== undefined && isRunNow(waiting) ? runNowScore(next) : next;
 }
 
 /** Replaces the waiting part of a score (the aging pass). */

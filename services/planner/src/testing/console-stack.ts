@@ -2,14 +2,22 @@
 // console's contract test and its browser test share it.
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createHttpServer, createLogger, type HttpServer } from '@icepack/runtime';
+import {
+  createHttpServer,
+  createLogger,
+  deleteTopics,
+  EnvelopeProducer,
+  ensureTopics,
+  KafkaClient,
+  type HttpServer,
+} from '@icepack/runtime';
+import type { TaskEvent } from '@icepack/types';
 import { Redis } from 'ioredis';
 import { ConsoleStore } from '../adapters/console-store.ts';
 import { LedgerStore } from '../adapters/ledger-store.ts';
-import { PausablePlanner, pausedPolicy } from '../adapters/pausable-planner.ts';
 import { Planner } from '../adapters/planner.ts';
 import { TableStateStore } from '../adapters/state-store.ts';
-import { InMemoryTaskEventSink } from '../adapters/task-event-sink.ts';
+import { InMemoryTaskEventSink, KafkaTaskEventSink } from '../adapters/task-event-sink.ts';
 import { TaskQueue } from '../adapters/task-queue.ts';
 import { mountConsole } from '../console/mount-console.ts';
 import { TableSummaries } from '../console/table-summaries.ts';
@@ -19,18 +27,20 @@ export interface ConsoleStack {
   readonly url: string;
   readonly token: string;
   readonly redis: Redis;
-  readonly planner: PausablePlanner;
+  readonly planner: Planner;
   readonly queue: TaskQueue;
   readonly states: TableStateStore;
   readonly store: ConsoleStore;
   readonly ledger: LedgerStore;
   readonly events: InMemoryTaskEventSink;
+  /** With `kafkaBrokers`: the test topic every task event is also published on, and its client. */
+  readonly kafka?: { readonly client: KafkaClient; readonly topic: string };
   close(catalogs: readonly string[]): Promise<void>;
 }
 
 export async function startConsoleStack(
   redisUrl: string,
-  options: { trustedUserHeader?: string } = {},
+  options: { trustedUserHeader?: string; kafkaBrokers?: readonly string[] } = {},
 ): Promise<ConsoleStack> {
   const id = randomUUID().slice(0, 8);
   const token = `console-token-${randomUUID()}`;
@@ -53,12 +63,28 @@ export async function startConsoleStack(
     bounds: DEFAULT_LEDGER_BOUNDS,
   });
   const events = new InMemoryTaskEventSink();
-  const base = { queue, states, events, logger };
-  const planner = new PausablePlanner({
-    planner: new Planner(base),
-    paused: new Planner({ ...base, catalogPolicy: pausedPolicy(() => undefined) }),
-    pauses: store,
-  });
+  let kafka: { client: KafkaClient; topic: string; producer: EnvelopeProducer } | undefined;
+  if (options.kafkaBrokers !== undefined) {
+    const client = new KafkaClient({
+      brokers: [...options.kafkaBrokers],
+      clientId: `console-${id}`,
+      logger,
+    });
+    const topic = `test.console.${id}.task-events`;
+    await ensureTopics(client, [{ name: topic, cleanupPolicy: 'delete', partitions: 1 }]);
+    const producer = new EnvelopeProducer(client);
+    await producer.connect();
+    kafka = { client, topic, producer };
+  }
+  const onKafka = kafka && new KafkaTaskEventSink(kafka.producer, kafka.topic);
+  // Kept in memory, and on Kafka when asked: the planner's events as it publishes them.
+  const sink = {
+    publish: async (event: TaskEvent) => {
+      await onKafka?.publish(event);
+      await events.publish(event);
+    },
+  };
+  const planner = new Planner({ queue, states, events: sink, logger, pauses: store });
   const http: HttpServer = createHttpServer({ port: 0, host: '127.0.0.1', logger });
   await mountConsole(http, {
     planner,
@@ -68,7 +94,7 @@ export async function startConsoleStack(
     // Every request reads the states afresh: the tests change them between requests.
     summaries: new TableSummaries({ states, maxAgeMs: 0 }),
     ledger,
-    events,
+    events: sink,
     token,
     trustedUserHeader: options.trustedUserHeader,
     logger,
@@ -84,8 +110,14 @@ export async function startConsoleStack(
     store,
     ledger,
     events,
+    ...(kafka === undefined ? {} : { kafka: { client: kafka.client, topic: kafka.topic } }),
     close: async (catalogs) => {
       await http.close();
+      if (kafka !== undefined) {
+        await kafka.producer.disconnect();
+        await deleteTopics(kafka.client, [kafka.topic]);
+        await kafka.client.close();
+      }
       for (const c of catalogs) await queue.queue(c).obliterate({ force: true });
       await queue.close();
       await states.clear();

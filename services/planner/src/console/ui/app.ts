@@ -477,7 +477,20 @@ function TablePage({ tableKey }: { tableKey: string }) {
 
 function QueuePage({ catalog }: { catalog: string }) {
   const r = useApi(`/catalogs/${encodeURIComponent(catalog)}/queue`);
+  const [acting, setActing] = useState<string | undefined>();
   const d = r.data;
+  const act = async (w: Json, what: 'run-now' | 'cancel') => {
+    setActing(undefined);
+    try {
+      const out = await api(`/tables/${encodeURIComponent(w.tableKey)}/tasks/${w.type}/${what}`, {
+        method: 'POST',
+      });
+      setActing(`${out.action} ${out.target}: ${out.outcome}`);
+    } catch (error) {
+      setActing(`failed: ${(error as Error).message}`);
+    }
+    r.reload();
+  };
   return html`<section>
     <h1>Queue of ${catalog}</h1>
     <${Status} loading=${r.loading && d === undefined} error=${r.error}>
@@ -487,6 +500,7 @@ function QueuePage({ catalog }: { catalog: string }) {
           : html`
               <p>
                 BullMQ queue <code>${d.queue}</code>. <button onClick=${r.reload}>Refresh</button>
+                ${acting === undefined ? null : html` <span id="queue-action" role="status">${acting}</span>`}
               </p>
               <h2>Waiting, in run order</h2>
               ${
@@ -501,13 +515,16 @@ function QueuePage({ catalog }: { catalog: string }) {
                           <th>Score</th>
                           <th>Priority</th>
                           <th>Waiting</th>
+                          <th>Actions</th>
                         </tr>
                       </thead>
                       <tbody>
                         ${d.waiting.map(
                           (w: Json) =>
-                            html`<tr>
-                              <td>${w.position}</td>
+                            html`<tr class=${w.runNow ? 'run-now' : ''}>
+                              <td>
+                                ${w.position}${w.runNow ? html` <span class="badge">run now</span>` : null}
+                              </td>
                               <td>${w.type}</td>
                               <td><a href=${tableHref(w.tableKey)}>${w.tableKey}</a></td>
                               <td
@@ -517,6 +534,26 @@ function QueuePage({ catalog }: { catalog: string }) {
                               </td>
                               <td>${w.priority}</td>
                               <td>${fmtAge(w.waitingMs)}</td>
+                              <td class="row-actions">
+                                ${
+                                  w.runNow
+                                    ? null
+                                    : html`<button
+                                        class="run-now"
+                                        aria-label=${`Run ${w.id} now`}
+                                        onClick=${() => act(w, 'run-now')}
+                                      >
+                                        Run now
+                                      </button>`
+                                }
+                                <button
+                                  class="cancel"
+                                  aria-label=${`Cancel ${w.id}`}
+                                  onClick=${() => act(w, 'cancel')}
+                                >
+                                  Cancel
+                                </button>
+                              </td>
                             </tr>`,
                         )}
                       </tbody>
@@ -533,6 +570,8 @@ function QueuePage({ catalog }: { catalog: string }) {
                           <th>Table</th>
                           <th>Started</th>
                           <th>Attempt</th>
+                          <th>Run</th>
+                          <th>Logs</th>
                         </tr>
                       </thead>
                       <tbody>
@@ -543,6 +582,18 @@ function QueuePage({ catalog }: { catalog: string }) {
                               <td><a href=${tableHref(w.tableKey)}>${w.tableKey}</a></td>
                               <td>${fmtTime(w.startedAt ?? undefined)}</td>
                               <td>${w.attempt}</td>
+                              <td class="run">
+                                ${
+                                  w.run === null
+                                    ? '—'
+                                    : w.run.application === undefined
+                                      ? `${w.run.runner} run ${w.run.runId}`
+                                      : `SparkApplication ${w.run.application.namespace}/${w.run.application.name}`
+                                }
+                              </td>
+                              <td class="logs">
+                                ${w.run === null ? '—' : w.run.logs.map((l: string) => html`<code>${l}</code> `)}
+                              </td>
                             </tr>`,
                         )}
                       </tbody>
