@@ -19,6 +19,7 @@ import { parseResourceGroup, type Binding, type Catalog } from '@icepack/types';
 // land where production runs land (test-only import across services).
 import { KubeCluster } from '../../../../provisioner/src/adapters/kube-cluster.ts';
 import { KUBERNETES_STEPS } from '../../../../provisioner/src/domain/group-record.ts';
+import { chartProvisionerAccess } from '../../../../provisioner/src/testing/real-cluster.ts';
 
 /** A resource group on the real local control plane, and the dispatcher's access to it. */
 export interface RealGroup {
@@ -89,7 +90,8 @@ export async function chartDispatcherAccess(
 
 /**
  * The binding's group as production has it: its namespace, quota, LimitRange, ConfigMap and
- * driver account made by the provisioner's adapter (Pod Security `restricted`); the dispatcher
+ * driver account made by the provisioner's adapter (Pod Security `restricted`) acting with a
+ * token bound to exactly the provisioner ClusterRole the chart renders; the dispatcher
  * acting with a ServiceAccount token bound to exactly the ClusterRole `helm template` renders
  * (the chart's `rbac.dispatcher.namespaces` form: a RoleBinding in the group's namespace); the
  * kubelet stand-in running the driver pods the real Spark operator has created there.
@@ -105,7 +107,9 @@ export async function realGroup(options: RealGroupOptions): Promise<RealGroup> {
     memory: binding.memory,
     slots: binding.slots,
   });
-  const provisioner = new KubeCluster(admin, `dispatch-${suffix}`);
+  // The provisioner acts with its own chart-bound token, as it does when installed.
+  const provisionerAccess = await chartProvisionerAccess(admin, suffix);
+  const provisioner = new KubeCluster(provisionerAccess.kubeConfig, `dispatch-${suffix}`);
   for (const step of KUBERNETES_STEPS) await provisioner.applyStep(step, group, catalog);
 
   const dispatcher = await chartDispatcherAccess(admin, binding.namespace, suffix);
@@ -121,6 +125,7 @@ export async function realGroup(options: RealGroupOptions): Promise<RealGroup> {
     async cleanup() {
       await kubelet.stop();
       await dispatcher.cleanup();
+      await provisionerAccess.cleanup();
       await ignoreMissing(core.deleteNamespace({ name: binding.namespace }));
     },
   };
