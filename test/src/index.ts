@@ -26,6 +26,8 @@ export type {
   ServiceAccountTokenOptions,
 } from './k8s-real/control-plane.ts';
 export { startKubeletStandin } from './k8s-real/kubelet-standin.ts';
+export { startSecondApiServer } from './k8s-real/second-api-server.ts';
+export type { SecondApiServer } from './k8s-real/second-api-server.ts';
 export type {
   DriverRun,
   KubeletStandin,

@@ -1,23 +1,14 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../infra/free-port.ts';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 
 /** A deploy/local script failed; the message carries its output. */
 export class StackScriptError extends Error {
   override name = 'StackScriptError';
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
 }
 
 /**

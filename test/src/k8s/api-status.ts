@@ -12,7 +12,6 @@ export const StatusReason = {
   forbidden: 'Forbidden',
   methodNotAllowed: 'MethodNotAllowed',
   unsupportedMediaType: 'UnsupportedMediaType',
-  expired: 'Expired',
 } as const;
 export type StatusReason = (typeof StatusReason)[keyof typeof StatusReason];
 

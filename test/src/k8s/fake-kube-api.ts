@@ -166,7 +166,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
         (type, object: KubeObject) => write(type, object),
       );
     } catch (error) {
-      // The real server reports an expired resourceVersion as an ERROR event, then closes.
+      // The real server reports a refused watch as an ERROR event, then closes.
       if (error instanceof KubeApiError) write(WatchEventType.error, error.status());
       close();
       return;

@@ -64,8 +64,6 @@ export interface NodeSpec {
 export interface FakeKubeStoreOptions {
   /** Nodes to seed. Default one node `fake-node-1` with 16 cpu and 64Gi. */
   readonly nodes?: readonly NodeSpec[];
-  /** Events kept for watches that resume from a resourceVersion; older → 410 Expired. Default 10,000. */
-  readonly historyLimit?: number;
 }
 
 interface StoredEvent {
@@ -108,13 +106,11 @@ export class FakeKubeStore {
   private revision = 0;
   private readonly objects = new Map<ResourceType, Map<string, KubeObject>>();
   private readonly history: StoredEvent[] = [];
-  private readonly historyLimit: number;
   private readonly watchers = new Set<Watcher>();
   /** Each stored application's quota usage, computed once per stored object. */
   private readonly appUsage = new WeakMap<object, AppUsage | undefined>();
 
   constructor(options: FakeKubeStoreOptions = {}) {
-    this.historyLimit = options.historyLimit ?? 10_000;
     for (const name of ['default', 'kube-system']) {
       this.create(resourceTypeOf('namespaces'), undefined, { metadata: { name } });
     }
@@ -296,8 +292,9 @@ export class FakeKubeStore {
   }
 
   /**
-   * Streams events to `listener` until the returned function is called. Throws a 410
-   * Expired `KubeApiError` when `resourceVersion` is older than the retained history.
+   * Streams events to `listener` until the returned function is called. Every event is kept,
+   * so a watch resumes from any `resourceVersion`: an expired watch (410) is shown on the real
+   * API server (services/dispatcher/src/adapters/kube-quota.int.test.ts), not here.
    */
   watch(type: ResourceType, options: WatchOptions, listener: WatchListener): () => void {
     const namespace = this.scope(type, options.namespace);
@@ -311,14 +308,6 @@ export class FakeKubeStore {
       const since = Number(from);
       if (!Number.isInteger(since) || since < 0)
         throw badRequest(`invalid resourceVersion ${JSON.stringify(from)}`);
-      const oldest = this.history[0]?.rv ?? this.revision + 1;
-      if (since < oldest - 1 && this.history.length >= this.historyLimit) {
-        throw new KubeApiError(
-          410,
-          StatusReason.expired,
-          `too old resource version: ${from} (${oldest - 1})`,
-        );
-      }
       for (const event of this.history) {
         if (event.rv > since) this.deliver(watcher, event);
       }
@@ -526,7 +515,6 @@ export class FakeKubeStore {
     // shares it; each watcher gets its own copy.
     const event: StoredEvent = { rv: this.revision, type, eventType, object, previous };
     this.history.push(event);
-    if (this.history.length > this.historyLimit) this.history.shift();
     for (const watcher of this.watchers) this.deliver(watcher, event);
     const namespace = object.metadata.namespace;
     if (

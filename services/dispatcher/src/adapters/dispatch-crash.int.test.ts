@@ -1,19 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { kubeConfigFor, startFakeKubeApi, type FakeKubeApi } from '@icepack/test/k8s';
-import { BULLMQ_PREFIX, queueNameForCatalog, type Task } from '@icepack/types';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { BULLMQ_PREFIX, parseCatalog, queueNameForCatalog, type Task } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Annotations, Labels, SPARK_API } from '../runners/spark-application.ts';
-import { StandinOperator } from '../runners/testing/standin-operator.ts';
 import { taskHash } from '../runners/run-key.ts';
 import { dispatchTables, type DispatchTruth } from './testing/dispatch-tables.ts';
+import { realGroup, type RealGroup } from './testing/real-group.ts';
 import { cleanupTask, mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
+import { testBinding } from './testing/test-binding.ts';
 
 const infra = inject('infra');
 const suffix = Math.random().toString(36).slice(2, 8);
@@ -27,13 +28,14 @@ const tableOptions = {
 };
 const KEYS = ['unpartitioned-small-files', 'odd-name'];
 const workerScript = resolve(import.meta.dirname, 'testing', 'worker-process.ts');
+/** The worker processes' log lines, for a failure's diagnosis. */
+const workerLog = join(tmpdir(), `icepack-dispatch-crash-${suffix}.log`);
 
 let before: Record<string, DispatchTruth>;
 let redis: Redis;
 let queue: Queue;
 let events: TaskEventLog;
-let kube: FakeKubeApi;
-let operator: StandinOperator;
+let group: RealGroup;
 const children = new Set<ChildProcess>();
 
 function truth(key: string, which: Record<string, DispatchTruth> = before): DispatchTruth {
@@ -59,8 +61,12 @@ function startWorker(config: Record<string, unknown>): Promise<ChildProcess> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.add(child);
+  child.on('exit', (code, signal) =>
+    appendFileSync(workerLog, `worker ${String(child.pid)} exited ${String(code ?? signal)}\n`),
+  );
   return new Promise((ok, fail) => {
     child.stdout?.on('data', (chunk: Buffer) => {
+      appendFileSync(workerLog, chunk);
       if (chunk.toString().includes('ready')) ok(child);
     });
     child.on('exit', (code) => fail(new Error(`worker exited ${String(code)} before ready`)));
@@ -94,14 +100,38 @@ interface AppMeta {
 
 /** The task's SparkApplications (by the task-id label) in the catalog's namespace. */
 async function appsOf(task: Task): Promise<AppMeta[]> {
-  const list = (await kubeConfigFor(kube.url)
-    .makeApiClient(CustomObjectsApi)
-    .listNamespacedCustomObject({
-      ...SPARK_API,
-      namespace: `icepack-${catalogName}`,
-      labelSelector: `${Labels.taskId}=${taskHash(task.id, 32)}`,
-    })) as { items: AppMeta[] };
+  const list = (await group.admin.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+    ...SPARK_API,
+    namespace: group.namespace,
+    labelSelector: `${Labels.taskId}=${taskHash(task.id, 32)}`,
+  })) as { items: AppMeta[] };
   return list.items;
+}
+
+/** The driver pods the kubelet stand-in ran in the group's namespace, by pod name. */
+function driverRuns(): string[] {
+  return group.kubelet.runs.filter((r) => r.namespace === group.namespace).map((r) => r.pod);
+}
+
+/** How a worker process reaches the real API server: the chart's dispatcher rights only. */
+function operatorWorker(): Record<string, unknown> {
+  return {
+    runner: 'spark-operator',
+    kubeconfig: infra.kube.kubeconfig,
+    kubeToken: group.dispatcher.token,
+    stateDir: '',
+  };
+}
+
+/**
+ * Waits until BullMQ has completed the task's job. A worker killed before that leaves the job
+ * active: the next test's worker would take it up again once its lock lapses (and the
+ * crash-after-outcome worker would die on that task's event instead of its own).
+ */
+async function completed(task: Task): Promise<void> {
+  await until('the job to be completed', async () =>
+    (await queue.getJob(task.id)) === undefined ? true : undefined,
+  );
 }
 
 async function enqueue(task: Task): Promise<void> {
@@ -123,19 +153,20 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     });
     events = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === catalogName);
     await events.start();
-    kube = await startFakeKubeApi();
-    const kc = kubeConfigFor(kube.url);
-    await kc
-      .makeApiClient(CoreV1Api)
-      .createNamespace({ body: { metadata: { name: `icepack-${catalogName}` } } });
-    operator = new StandinOperator({ kubeConfig: kc, sparkJars: infra.sparkJars, pollMs: 300 });
-    operator.start();
+    // The real control plane: the group made by the provisioner's adapter, the real Spark
+    // operator, the kubelet stand-in running the driver pods (one entry per run).
+    group = await realGroup({
+      kube: infra.kube,
+      binding: testBinding(catalogName, { runner: 'spark-operator' }),
+      catalog: parseCatalog({ name: catalogName, type: 'rest', uri: infra.catalogUri }),
+      sparkJars: infra.sparkJars,
+      suffix,
+    });
   }, 900_000);
 
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
-    operator.stop();
-    await kube.stop();
+    await group.cleanup();
     await queue.obliterate({ force: true });
     await queue.close();
     await events.stop();
@@ -159,6 +190,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     await kill(first);
     const second = await startWorker({ runner: 'local', stateDir });
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
+    await completed(task);
     await kill(second);
     expect(done.status).toBe('succeeded');
     const runs = (await readFile(join(runDir, 'runs.log'), 'utf8')).trim().split('\n');
@@ -173,21 +205,22 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
 
   it('spark-operator runner: SIGKILL after the SparkApplication exists → re-attach (409), one application, one run', async () => {
     const task = mergeTask(truth('odd-name'), 2);
-    const first = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
+    const first = await startWorker(operatorWorker());
     await enqueue(task);
     await until('the SparkApplication', async () =>
       (await appsOf(task)).length > 0 ? true : undefined,
     );
     await kill(first);
-    const second = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
+    const second = await startWorker(operatorWorker());
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
+    await completed(task);
     await kill(second);
     expect(done.status).toBe('succeeded');
     const apps = await appsOf(task);
     expect(apps).toHaveLength(1);
     expect(apps[0]?.metadata.annotations?.[Annotations.taskId]).toBe(task.id);
-    expect(operator.launchesOf(task.id), JSON.stringify(operator.launchLog)).toBe(1);
-    expect(operator.launches.get(apps[0]?.metadata.name ?? '')).toBe(1);
+    // One driver pod ran, that application's: the first run in this namespace.
+    expect(driverRuns()).toEqual([`${apps[0]?.metadata.name}-driver`]);
     // Both dispatchers report the one run under one id: the SparkApplication's name.
     expect(new Set(events.of(task.id).map((e) => e.runId))).toEqual(
       new Set([apps[0]?.metadata.name]),
@@ -205,10 +238,9 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     const task = cleanupTask(truth('unpartitioned-small-files'), 3, new Date());
     // The first dispatcher kills itself right after its `succeeded` event: the job stays
     // active in BullMQ; its lock lapses and the restarted dispatcher takes it again.
+    const runsBefore = driverRuns();
     const first = await startWorker({
-      runner: 'spark-operator',
-      kubeUrl: kube.url,
-      stateDir: '',
+      ...operatorWorker(),
       crashAfterOutcome: true,
       ttlSeconds: 10,
     });
@@ -216,22 +248,20 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     await enqueue(task);
     await died;
     expect((await events.waitFor(task.id, ['succeeded', 'failed'])).status).toBe('succeeded');
-    // The operator deletes a finished application after its timeToLiveSeconds.
+    // The real operator deletes a finished application after its timeToLiveSeconds.
     await until('the SparkApplication to be garbage-collected', async () =>
       (await appsOf(task)).length === 0 ? true : undefined,
     );
-    const second = await startWorker({ runner: 'spark-operator', kubeUrl: kube.url, stateDir: '' });
-    await until('the job to be completed', async () =>
-      (await queue.getJob(task.id)) === undefined ? true : undefined,
-    );
+    const second = await startWorker(operatorWorker());
+    await completed(task);
     await kill(second);
-    expect(operator.launchesOf(task.id), JSON.stringify(operator.launchLog)).toBe(1);
     expect(await appsOf(task)).toEqual([]);
     expect(events.of(task.id).filter((e) => e.status === 'started')).toHaveLength(1);
     expect(events.of(task.id).map((e) => e.status)).not.toContain('failed');
-    expect(new Set(events.of(task.id).map((e) => e.runId))).toEqual(
-      new Set([operator.launchLog.find((l) => l.taskId === task.id)?.name]),
-    );
+    // One run under one id, its driver pod the only one that ran for this task.
+    const runIds = new Set(events.of(task.id).map((e) => e.runId));
+    expect(runIds.size).toBe(1);
+    expect(driverRuns()).toEqual([...runsBefore, `${[...runIds][0]}-driver`]);
     events.expectLifecycle(task.id);
   }, 1_200_000);
 });

@@ -1,18 +1,23 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
-import { kubeConfigFor, startFakeKubeApi } from '@icepack/test/k8s';
-import { BULLMQ_PREFIX, queueNameForCatalog, type Binding, type Task } from '@icepack/types';
+import {
+  BULLMQ_PREFIX,
+  parseCatalog,
+  queueNameForCatalog,
+  type Binding,
+  type Task,
+} from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LocalRunner } from '../runners/local-runner.ts';
+import { Annotations, SPARK_API } from '../runners/spark-application.ts';
 import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../runners/spark-runner.ts';
-import { StandinOperator } from '../runners/testing/standin-operator.ts';
 import { KubeQuota } from './kube-quota.ts';
 import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
 import { CatalogTableHealth } from './table-health.ts';
@@ -24,6 +29,7 @@ import {
   type DispatchTableTarget,
   type DispatchTruth,
 } from './testing/dispatch-tables.ts';
+import { realGroup } from './testing/real-group.ts';
 import { cleanupTask, mergeTask, sortTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
 import { testBinding } from './testing/test-binding.ts';
@@ -44,6 +50,11 @@ interface RunnerSetup {
   readonly quota: QuotaGate;
   /** Stops what the setup started (the worker closes the quota). */
   readonly stop: () => Promise<void>;
+  /** The operator runner's SparkApplications (task id, state) and the driver pods that ran. */
+  readonly kube?: {
+    readonly applications: () => Promise<{ name: string; taskId: string; state: string }[]>;
+    readonly driverPods: () => string[];
+  };
 }
 
 interface Variant extends DispatchTableTarget {
@@ -72,41 +83,45 @@ const variants: Variant[] = [
     name: 'spark-operator',
     catalogName: `dispop${suffix}`,
     prefix: `operator_${suffix}`,
-    // The fake API server and the stand-in operator; the quota is the namespace's
-    // ResourceQuota as the provisioner makes it, its `used` counted by the fake from the
-    // unfinished SparkApplications' driver and executor requests.
+    // The real control plane (deploy/local/k8s.sh): the group's namespace and ResourceQuota made
+    // by the provisioner's adapter, its `used` filled by the real quota controller from the driver
+    // pods; the real Spark operator; the kubelet stand-in running each driver with the local
+    // Spark. The dispatcher acts with a token bound to the chart's dispatcher ClusterRole only.
     setUp: async (binding) => {
-      const kube = await startFakeKubeApi();
-      const kubeConfig = kubeConfigFor(kube.url);
-      const core = kubeConfig.makeApiClient(CoreV1Api);
-      const { namespace } = binding;
-      await core.createNamespace({ body: { metadata: { name: namespace } } });
-      await core.createNamespacedResourceQuota({
-        namespace,
-        body: {
-          metadata: { name: 'icepack-quota' },
-          spec: {
-            hard: {
-              'requests.cpu': binding.cpu,
-              'requests.memory': binding.memory,
-              'limits.memory': binding.memory,
-            },
-          },
-        },
+      const group = await realGroup({
+        kube: infra.kube,
+        binding,
+        catalog: parseCatalog({ name: binding.catalog, type: 'rest', uri: infra.catalogUri }),
+        sparkJars: infra.sparkJars,
+        suffix,
       });
-      const operator = new StandinOperator({ kubeConfig, sparkJars: infra.sparkJars });
-      operator.start();
+      const { kubeConfig } = group.dispatcher;
       return {
         runner: new SparkOperatorRunner({ kubeConfig, pollMs: 500 }),
         quota: new KubeQuota(kubeConfig),
-        stop: async () => {
-          operator.stop();
-          await kube.stop();
+        stop: () => group.cleanup(),
+        kube: {
+          applications: async () => {
+            const list = (await group.admin
+              .makeApiClient(CustomObjectsApi)
+              .listNamespacedCustomObject({ ...SPARK_API, namespace: group.namespace })) as {
+              items: {
+                metadata: { name: string; annotations?: Record<string, string> };
+                status?: { applicationState?: { state?: string } };
+              }[];
+            };
+            return list.items.map((app) => ({
+              name: app.metadata.name,
+              taskId: app.metadata.annotations?.[Annotations.taskId] ?? '',
+              state: app.status?.applicationState?.state ?? '',
+            }));
+          },
+          driverPods: () => group.kubelet.runs.map((run) => run.pod),
         },
       };
     },
-    // Like the real operator, the stand-in reports only the driver's exit code
-    // (docs/dispatcher.md): the kind comes from it, the job's own message does not arrive.
+    // The operator reports only the driver's exit code (docs/dispatcher.md): the kind comes
+    // from it, the job's own message does not arrive.
     failure: {
       title:
         'puts the error kind from the driver exit code (not the job message: the operator does not report it) on the failed task event',
@@ -297,6 +312,21 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
           .filter((s) => s !== 'updated'),
       ).toEqual(['started', 'failed']);
     });
+
+    // Registered for the operator variant only (no skipped test for the local one).
+    if (variant.name === 'spark-operator')
+      it('runs each task as one SparkApplication that the real operator ends COMPLETED (FAILED for the failing one), its driver pod run once by the kubelet stand-in', async () => {
+        const kube = setup.kube!;
+        const apps = await kube.applications();
+        expect(apps.map((app) => app.taskId).sort()).toEqual(
+          Object.values(tasks)
+            .map((task) => task.id)
+            .sort(),
+        );
+        for (const app of apps)
+          expect(app.state).toBe(app.taskId === tasks.failing!.id ? 'FAILED' : 'COMPLETED');
+        expect(kube.driverPods().sort()).toEqual(apps.map((app) => `${app.name}-driver`).sort());
+      });
 
     it('lets a task wait for quota (delayed, not failed) and then run', () => {
       const waited = Object.values(tasks).filter((t) =>

@@ -2,6 +2,7 @@
 // Configured by the JSON in ICEPACK_TEST_WORKER; prints "ready" once it takes tasks.
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestCatalog } from '@icepack/iceberg';
+import { kubeConfigWithToken } from '@icepack/test';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import { Redis } from 'ioredis';
 import { LocalRunner } from '../../runners/local-runner.ts';
@@ -20,7 +21,10 @@ interface WorkerProcessConfig {
   readonly brokers: string[];
   readonly stateDir: string;
   readonly runner: 'local' | 'spark-operator';
-  readonly kubeUrl?: string;
+  /** The cluster (server, CA) of the spark-operator runner: a kubeconfig file. */
+  readonly kubeconfig?: string;
+  /** The token the runner authenticates with (a ServiceAccount's, bound to the chart's role). */
+  readonly kubeToken?: string;
   readonly lockMs: number;
   /** SparkApplication `timeToLiveSeconds`. Default the runner's. */
   readonly ttlSeconds?: number;
@@ -42,15 +46,10 @@ let runner: SparkRunner;
 if (config.runner === 'local') {
   runner = new LocalRunner({ stateDir: config.stateDir, pollMs: 500 });
 } else {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'fake', server: config.kubeUrl ?? '', skipTLSVerify: true }],
-    users: [{ name: 'fake' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-    currentContext: 'fake',
-  });
+  const cluster = new KubeConfig();
+  cluster.loadFromFile(config.kubeconfig ?? '');
   runner = new SparkOperatorRunner({
-    kubeConfig: kc,
+    kubeConfig: kubeConfigWithToken(cluster, config.kubeToken ?? ''),
     pollMs: 500,
     ...(config.ttlSeconds === undefined ? {} : { timeToLiveSeconds: config.ttlSeconds }),
   });
