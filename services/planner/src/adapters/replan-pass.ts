@@ -103,7 +103,10 @@ export class ReplanPass {
         for (let state = queue.shift(); state !== undefined; state = queue.shift()) {
           tables += 1;
           try {
-            planned += (await this.#o.planner.replan(state)).actions.length;
+            // Awaited first: `planned += await …` would read the total before the await and
+            // drop what the other workers added meanwhile.
+            const { actions } = await this.#o.planner.replan(state);
+            planned += actions.length;
           } catch (error) {
             failed += 1;
             this.#o.logger.warn(
