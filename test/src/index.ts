@@ -1,4 +1,6 @@
 export { infraEnv } from './infra/env.ts';
+export { runLocalScript } from './infra/local-script.ts';
+export type { LocalScriptResult } from './infra/local-script.ts';
 export type { InfraEnv } from './infra/env.ts';
 export { JOB_PYTHON_VERSIONS, pythonOfVersion } from './infra/python-version.ts';
 export { generateFixtures, fixtureTruth } from './fixtures/generate-fixtures.ts';

@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { freePort } from '../infra/free-port.ts';
-
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
+import { runLocalScript } from '../infra/local-script.ts';
 
 /** A deploy/local script failed; the message carries its output. */
 export class StackScriptError extends Error {
@@ -56,27 +54,11 @@ export class PrivateStack {
   }
 
   /** `deploy/local/<script> <args>` against this stack; rejects with its output on failure. */
-  script(script: string, ...args: string[]): Promise<string> {
-    return new Promise((done, fail) => {
-      const child = spawn('bash', [join(repoRoot, 'deploy', 'local', script), ...args], {
-        cwd: repoRoot,
-        env: { ...process.env, ...this.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.on('error', fail);
-      child.on('close', (code) =>
-        code === 0
-          ? done(output)
-          : fail(
-              new StackScriptError(
-                `${script} ${args.join(' ')} exited ${String(code)}:\n${output}`,
-              ),
-            ),
-      );
-    });
+  async script(script: string, ...args: string[]): Promise<string> {
+    const { code, output } = await runLocalScript(script, args, this.env);
+    if (code !== 0)
+      throw new StackScriptError(`${script} ${args.join(' ')} exited ${String(code)}:\n${output}`);
+    return output;
   }
 
   stop(): Promise<string> {

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { infraEnv } from './env.ts';
+import { runLocalScript } from './local-script.ts';
 import type { InfraEnv } from './env.ts';
 
 declare module 'vitest' {
@@ -16,28 +15,6 @@ export class InfraStartError extends Error {
   override name = 'InfraStartError';
 }
 
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
-
-interface ScriptResult {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-function runScript(script: string, args: readonly string[]): Promise<ScriptResult> {
-  return new Promise((done, fail) => {
-    const child = spawn('bash', [resolve(repoRoot, 'deploy', 'local', script), ...args], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, output }));
-  });
-}
-
 /**
  * Vitest global setup of the integration project: installs (first run only) and starts — or
  * reuses — Redis, Kafka with the Icepack topics, the REST catalog, Spark and the Kubernetes
@@ -47,7 +24,7 @@ function runScript(script: string, args: readonly string[]): Promise<ScriptResul
  * nothing is skipped. The services keep running afterwards, so the next run starts in seconds.
  */
 export default async function setup(project: TestProject): Promise<void> {
-  const up = await runScript('infra.sh', ['up']);
+  const up = await runLocalScript('infra.sh', ['up']);
   if (up.code !== 0) {
     throw new InfraStartError(
       `deploy/local/infra.sh up failed (exit ${String(up.code)}):\n${up.output.trim()}`,

@@ -1,23 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { runLocalScript } from './local-script.ts';
 
 const infra = inject('infra');
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 
-function sparkCheck(): Promise<{ code: number | null; output: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn('bash', [resolve(repoRoot, 'deploy/local/spark.sh'), 'check'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, output }));
-  });
-}
+const sparkCheck = () => runLocalScript('spark.sh', ['check']);
 
 describe('Spark with Iceberg', () => {
   it("has the Iceberg Spark runtime jar and Iceberg's AWS bundle where the tests look for them", () => {

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
-import { startOAuth2CatalogProxy, type OAuth2CatalogProxy } from '@icepack/test';
+import { runLocalScript, startOAuth2CatalogProxy, type OAuth2CatalogProxy } from '@icepack/test';
 import { catalogSchema, queueNameForCatalog, type TaskEvent } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -26,7 +26,6 @@ import { testBinding } from '../adapters/testing/test-binding.ts';
 import { DEFAULT_JOB_FILE, LocalRunner } from './local-runner.ts';
 
 const infra = inject('infra');
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
 const suffix = randomBytes(3).toString('hex');
 const catalogName = `s3disp${suffix}`;
 const prefix = `s3_${suffix}`;
@@ -52,27 +51,12 @@ const s3Properties = {
  * The S3 store and the REST catalog on it are not part of `infra.sh up` (one more JVM, ~12 s
  * to start on this machine): started here, on demand, and left running like the rest.
  */
-function startS3Catalog(): Promise<void> {
-  return new Promise((done, fail) => {
-    const child = spawn('bash', [join(repoRoot, 'deploy', 'local', 's3-catalog.sh'), 'up'], {
-      cwd: repoRoot,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', fail);
-    child.on('close', (code) =>
-      code === 0
-        ? done()
-        : fail(
-            new Error(
-              `deploy/local/s3-catalog.sh up (the S3 store and the REST catalog on it) failed (exit ${String(code)}):\n${output.trim()}`,
-            ),
-          ),
+async function startS3Catalog(): Promise<void> {
+  const { code, output } = await runLocalScript('s3-catalog.sh', ['up']);
+  if (code !== 0)
+    throw new Error(
+      `deploy/local/s3-catalog.sh up (the S3 store and the REST catalog on it) failed (exit ${String(code)}):\n${output.trim()}`,
     );
-  });
 }
 
 /** Keys of the objects under `prefix` in the warehouse bucket (moto's ListObjectsV2). */
