@@ -23,4 +23,14 @@ describe('dispatcher config', () => {
       /ICEPACK_SPARK_APP_TTL: /,
     );
   });
+
+  it('takes extra job environment names, refusing the job credential by name', () => {
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_LOCAL_JOB_ENV: 'MY_CA, KRB5_CONFIG' })
+        .ICEPACK_LOCAL_JOB_ENV,
+    ).toEqual(['MY_CA', 'KRB5_CONFIG']);
+    expect(() =>
+      loadConfig(configSchema, { ...required, ICEPACK_LOCAL_JOB_ENV: 'ICEPACK_CATALOG_TOKEN' }),
+    ).toThrow(/ICEPACK_LOCAL_JOB_ENV: .*ICEPACK_CATALOG_TOKEN is the job's catalog credential/);
+  });
 });

@@ -8,6 +8,7 @@ import { Topics } from '@icepack/types';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { extraJobEnvNames } from './domain/job-environment.ts';
 
 const csv = z.string().transform((text) =>
   text
@@ -40,6 +41,16 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
   ICEPACK_QUOTA_WAIT: duration().default(15_000),
   /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */
   ICEPACK_SPARK_JARS: z.string().min(1).optional(),
+  /**
+   * Local runner: variables of the dispatcher's environment a job inherits beyond the
+   * allow-list (domain/job-environment.ts), comma-separated names.
+   */
+  ICEPACK_LOCAL_JOB_ENV: csv
+    .superRefine((names, ctx) => {
+      const checked = extraJobEnvNames(names);
+      if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.problem });
+    })
+    .optional(),
   /** spark-operator runner: default job image when the group sets none. */
   ICEPACK_SPARK_IMAGE: z.string().min(1).default('ghcr.io/icepack/spark-job:latest'),
   /**

@@ -42,6 +42,9 @@ runService(
           ...(config.ICEPACK_SPARK_JARS === undefined
             ? {}
             : { sparkJars: config.ICEPACK_SPARK_JARS }),
+          ...(config.ICEPACK_LOCAL_JOB_ENV === undefined
+            ? {}
+            : { localJobEnv: config.ICEPACK_LOCAL_JOB_ENV }),
           sparkImage: config.ICEPACK_SPARK_IMAGE,
           sparkAppTtlMs: config.ICEPACK_SPARK_APP_TTL,
           ...(config.ICEPACK_SPARK_SECRET === undefined

@@ -26,6 +26,8 @@ export interface CatalogWorkerDeps {
   readonly logger: Logger;
   readonly stateDir: string;
   readonly sparkJars?: string;
+  /** Local runner: names a job inherits beyond the allow-list (`ICEPACK_LOCAL_JOB_ENV`). */
+  readonly localJobEnv?: readonly string[];
   readonly sparkImage: string;
   /** How long the operator keeps a finished SparkApplication. */
   readonly sparkAppTtlMs: number;
@@ -107,6 +109,7 @@ export function createCatalogWorker(
     runner = new LocalRunner({
       stateDir: deps.stateDir,
       ...(deps.sparkJars === undefined ? {} : { sparkJars: deps.sparkJars }),
+      ...(deps.localJobEnv === undefined ? {} : { jobEnv: deps.localJobEnv }),
       // The job's catalog credential comes from the same allow-listed sources as the figures'.
       resolveSecret: deps.figures.resolveSecret ?? secretResolver(process.env, deps.figures.policy),
     });

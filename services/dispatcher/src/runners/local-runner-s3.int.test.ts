@@ -40,6 +40,8 @@ const secretVariable = `ICEPACK_SECRET_S3DISP_${suffix.toUpperCase()}`;
 const accessKeyId = `AKIA${randomBytes(8).toString('hex').toUpperCase()}`;
 const secretAccessKey = randomBytes(20).toString('hex');
 const secrets = [clientSecret, accessKeyId, secretAccessKey];
+// The dispatcher's own secret, in its environment as the chart gives it: never the job's.
+const redisPassword = randomBytes(12).toString('hex');
 
 const s3Properties = {
   's3.endpoint': infra.s3Endpoint,
@@ -149,6 +151,7 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
   let redis: Redis;
   let stateDir: string;
   let argvFile: string;
+  let envFile: string;
   let dataBefore: string[];
   let dataAfter: string[];
   const sink = new InMemoryDispatchSink();
@@ -156,6 +159,8 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
     AWS_REGION: process.env.AWS_REGION,
+    ICEPACK_REDIS_PASSWORD: process.env.ICEPACK_REDIS_PASSWORD,
+    [secretVariable]: process.env[secretVariable],
   };
 
   beforeAll(async () => {
@@ -165,6 +170,9 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     process.env.AWS_ACCESS_KEY_ID = accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = secretAccessKey;
     process.env.AWS_REGION = 'us-east-1';
+    // The dispatcher's Redis password and the variable its catalog secret is read from.
+    process.env.ICEPACK_REDIS_PASSWORD = redisPassword;
+    process.env[secretVariable] = clientSecret;
     before = (await dispatchTables([KEY], onS3))[KEY]!;
     dataBefore = await dataObjects(before);
 
@@ -184,20 +192,19 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
       },
       properties: s3Properties,
     });
-    const resolveSecret = secretResolver(
-      { ...process.env, [secretVariable]: clientSecret },
-      defaultCatalogAccessPolicy,
-    );
+    const resolveSecret = secretResolver(process.env, defaultCatalogAccessPolicy);
 
-    // spark-submit behind a wrapper that records the argv it was started with.
+    // spark-submit behind a wrapper that records the argv and the environment it was
+    // started with.
     const dir = await mkdtemp(join(tmpdir(), 'icepack-s3-runs-'));
     stateDir = join(dir, 'runs');
     argvFile = join(dir, 'argv.txt');
+    envFile = join(dir, 'env.bin');
     const wrapper = join(dir, 'spark-submit');
     const realSubmit = join(infra.cacheDir, 'venv', 'bin', 'spark-submit');
     await writeFile(
       wrapper,
-      `#!/bin/sh\nprintf '%s\\n' "$@" >> '${argvFile}'\nexec '${realSubmit}' "$@"\n`,
+      `#!/bin/sh\nprintf '%s\\n' "$@" >> '${argvFile}'\nenv -0 > '${envFile}'\nexec '${realSubmit}' "$@"\n`,
     );
     await chmod(wrapper, 0o755);
 
@@ -302,5 +309,22 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     for (const [where, text] of Object.entries(texts))
       for (const secret of secrets)
         expect(text.includes(secret), `${where} holds a secret`).toBe(false);
+  });
+
+  it("gives the job its own credential and none of the dispatcher's secrets", async () => {
+    const env = new Map(
+      (await readFile(envFile, 'utf8'))
+        .split('\0')
+        .filter((line) => line !== '')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    // What the job needs: its catalog's credential, the object store's keys, Java.
+    expect(env.get('ICEPACK_CATALOG_CREDENTIAL')).toBe(`icepack-dispatcher:${clientSecret}`);
+    expect(env.get('AWS_ACCESS_KEY_ID')).toBe(accessKeyId);
+    expect(env.has('PATH')).toBe(true);
+    // Not the dispatcher's Redis password, nor the variable its catalog secret came from.
+    expect(env.has('ICEPACK_REDIS_PASSWORD')).toBe(false);
+    expect(env.has(secretVariable)).toBe(false);
+    expect([...env.values()].some((value) => value.includes(redisPassword))).toBe(false);
   });
 });

@@ -15,11 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
 import type { RunLocation, TaskError } from '@icepack/types';
 import { jobSparkConf } from '../domain/job-catalog.ts';
-import {
-  JOB_CREDENTIAL_VARIABLES,
-  localJobCredentials,
-  type ResolveJobSecret,
-} from '../domain/job-credentials.ts';
+import { localJobCredentials, type ResolveJobSecret } from '../domain/job-credentials.ts';
+import { localJobEnvironment } from '../domain/job-environment.ts';
 import { errorWithoutResult, jobResultSchema } from './job-result.ts';
 import {
   processAlive,
@@ -55,6 +52,11 @@ export interface LocalRunnerOptions {
   readonly jobFile?: string;
   /** `spark.jars` (the Iceberg Spark runtime). Default: `ICEPACK_SPARK_JARS`. */
   readonly sparkJars?: string;
+  /**
+   * Variables of the dispatcher's environment the job inherits beyond the allow-list
+   * (domain/job-environment.ts). Default none.
+   */
+  readonly jobEnv?: readonly string[];
   /** Upper bound of `local[n]`. Default: the machine's cores. */
   readonly maxCores?: number;
   /** Status poll interval. Default 1000 ms. */
@@ -108,6 +110,7 @@ export class LocalRunner implements SparkRunner {
       pollMs: 1_000,
       killGraceMs: 10_000,
       sparkConf: {},
+      jobEnv: [],
       resolveSecret: secretResolver(process.env, defaultCatalogAccessPolicy),
       pause: (ms) => sleep(ms),
       ...options,
@@ -233,14 +236,12 @@ export class LocalRunner implements SparkRunner {
     await writeFile(join(dir, 'task.json'), JSON.stringify(request.task));
     const stdout = await open(join(dir, 'stdout.log'), 'a');
     const stderr = await open(join(dir, 'stderr.log'), 'a');
-    const inherited: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of JOB_CREDENTIAL_VARIABLES) delete inherited[name];
-    // The catalog credential only here, in the process environment (not argv, which `ps`
-    // shows, nor any file of the run). S3 keys of the AWS SDK's default chain
-    // (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, web identity)
-    // are inherited from the dispatcher's environment the same way.
+    // The job inherits an allow-list of the dispatcher's environment (not its Redis, Kafka or
+    // API secrets, nor another catalog's): what runs Spark and reaches storage, such as the
+    // S3 keys of the AWS SDK's default chain. Its catalog credential only here, in the process
+    // environment (not argv, which `ps` shows, nor any file of the run).
     const env: NodeJS.ProcessEnv = {
-      ...inherited,
+      ...localJobEnvironment(process.env, this.opts.jobEnv),
       ...credentials,
       PYSPARK_PYTHON: this.opts.python,
       PYSPARK_DRIVER_PYTHON: this.opts.python,
