@@ -53,11 +53,13 @@ export const jobResultSchema = z.union([
     error: z.object({ kind: z.string(), message: z.string(), retryable: z.boolean() }),
   }),
 ]);
-export type JobResult = Extract<z.output<typeof jobResultSchema>, { ok: true }>;
-export type JobFailure = Extract<z.output<typeof jobResultSchema>, { ok: false }>;
+/** The job's result line: success with its figures, or failure with its error. */
+export type JobOutput = z.output<typeof jobResultSchema>;
+export type JobResult = Extract<JobOutput, { ok: true }>;
+export type JobFailure = Extract<JobOutput, { ok: false }>;
 
 /** The last line of `text` that is a job result, or undefined. */
-export function parseJobOutput(text: string): z.output<typeof jobResultSchema> | undefined {
+export function parseJobOutput(text: string): JobOutput | undefined {
   const lines = text
     .split('\n')
     .map((l) => l.trim())

@@ -342,7 +342,7 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     // A bound for a loaded machine: a real Spark run, then a Spark session reading the table.
   }, 600_000);
 
-  it("puts the operator's report of a failed driver in the failed task event's reason", async () => {
+  it("puts the job's own error, read from the driver's termination message, in the failed task event", async () => {
     // A z-order on a column the table does not have: the job exits non-zero. The task goes
     // through the dispatcher's worker (BullMQ on the real Redis) to its task event.
     const task = sortTask(truth('odd-name'), 'zorder', [{ name: 'no_such_column' }]);
@@ -398,8 +398,11 @@ describe('the spark-operator runner on the real Spark operator and API server', 
       expect(reported).toBe(
         `driver container failed with ExitCode: ${String(exitCode)}, Reason: Error`,
       );
-      expect(failed.reason).toBe(reported);
-      expect(failed.error).toEqual({ kind: 'bad-input', message: reported, retryable: false });
+      // The operator knows only the exit code; the event carries the job's own message, from
+      // the termination message the kubelet kept in the driver pod's status.
+      expect(failed.error).toMatchObject({ kind: 'bad-input', retryable: false });
+      expect(failed.error?.message).toMatch(/no_such_column/);
+      expect(failed.reason).toBe(failed.error?.message);
       expect(sink.events.map((e) => e.status)).toEqual(['started', 'failed']);
     } finally {
       await worker.close(true);

@@ -8,7 +8,7 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunLocation, TaskError } from '@icepack/types';
 import { kubeClients } from '../adapters/kube-client.ts';
-import { errorFromExitCode, parseJobOutput, type JobResult } from './job-result.ts';
+import { errorFromExitCode, parseJobOutput, type JobOutput } from './job-result.ts';
 import {
   applicationName,
   operatorRunLocation,
@@ -50,15 +50,16 @@ function statusOf(app: Record<string, unknown>): AppStatus {
 }
 
 /**
- * The job's result from its driver pod: the job writes its result line as the driver
- * container's termination message (`--termination-log`), which the pod status carries.
+ * The job's result line from its driver pod — its figures on success, its own error on
+ * failure: the job writes the line as the driver container's termination message
+ * (`--termination-log`), which the pod status carries.
  */
-export function resultOfDriverPod(pod: V1Pod): JobResult | undefined {
+export function jobOutputOfDriverPod(pod: V1Pod): JobOutput | undefined {
   for (const container of pod.status?.containerStatuses ?? []) {
     const message = container.state?.terminated?.message;
     if (message === undefined) continue;
     const parsed = parseJobOutput(message);
-    if (parsed?.ok === true) return parsed;
+    if (parsed !== undefined) return parsed;
   }
   return undefined;
 }
@@ -168,15 +169,18 @@ export class SparkOperatorRunner implements SparkRunner {
 
   /**
    * The job's result line from the driver pod's status; undefined when it cannot be read (the
-   * pod gone, no right to read it, an older job): the run still succeeded, its ledger then
-   * lacks the job's own figures (docs/dispatcher.md).
+   * pod gone, no right to read it, an older job): a succeeded run's ledger then lacks the job's
+   * own figures, a failed run's error comes from the operator's status (docs/dispatcher.md).
    */
-  async #result(namespace: string, app: Record<string, unknown>): Promise<JobResult | undefined> {
+  async #jobOutput(
+    namespace: string,
+    app: Record<string, unknown>,
+  ): Promise<JobOutput | undefined> {
     const pod = (app.status as { driverInfo?: { podName?: string } } | undefined)?.driverInfo
       ?.podName;
     if (pod === undefined || pod === '') return undefined;
     try {
-      return resultOfDriverPod(await this.#core.readNamespacedPod({ name: pod, namespace }));
+      return jobOutputOfDriverPod(await this.#core.readNamespacedPod({ name: pod, namespace }));
     } catch {
       return undefined;
     }
@@ -193,13 +197,16 @@ export class SparkOperatorRunner implements SparkRunner {
       }
       const status = statusOf(app);
       if (status.state === SparkAppState.completed) {
-        const result = await this.#result(namespace, app);
-        return result === undefined ? { ok: true } : { ok: true, result };
+        const output = await this.#jobOutput(namespace, app);
+        return output?.ok === true ? { ok: true, result: output } : { ok: true };
       }
-      if (
-        status.state === SparkAppState.failed ||
-        status.state === SparkAppState.submissionFailed
-      ) {
+      if (status.state === SparkAppState.failed) {
+        // The job's own error (kind, message, retryable) when it wrote one, as the local
+        // runner reports it; the operator's status only knows the exit code.
+        const output = await this.#jobOutput(namespace, app);
+        return { ok: false, error: output?.ok === false ? output.error : errorFromStatus(status) };
+      }
+      if (status.state === SparkAppState.submissionFailed) {
         return { ok: false, error: errorFromStatus(status) };
       }
       const created = Date.parse(
