@@ -30,6 +30,7 @@ export {
 } from './table-id.ts';
 export { Topics, TopicKind, TopicSpecs, type Topic, type TopicSpec } from './topics.ts';
 export { BULLMQ_PREFIX, JOB_RUN_LOCATION_FIELD, queueNameForCatalog } from './queue-names.ts';
+export { QUOTA_USE_EVERY_MS, quotaUseKey, quotaUseSchema, type QuotaUse } from './quota-use.ts';
 export { runLocationSchema, type RunLocation } from './run-location.ts';
 export {
   envelopeBaseSchema,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { computeTableState, RestCatalog } from '@icepack/iceberg';
 import { FixtureKey, generateFixtures, groundTruthSchema, type GroundTruth } from '@icepack/test';
-import { tableKey, type TableState } from '@icepack/types';
+import { quotaUseKey, tableKey, type TableState } from '@icepack/types';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tableState } from './domain/state-fixtures.ts';
@@ -74,6 +74,19 @@ beforeAll(async () => {
       snapshotsRemoved: 0,
     },
   });
+  // The group's use as the catalog's dispatcher publishes it (its own test covers the writing).
+  await stack.redis.set(
+    quotaUseKey(catalog),
+    JSON.stringify({
+      group: `icepack-${catalog}`,
+      source: 'budget',
+      cpu: { usedMillicores: 2_000, hardMillicores: 4_000 },
+      memory: { usedBytes: 3 * 2 ** 30, hardBytes: 8 * 2 ** 30 },
+      at: new Date().toISOString(),
+    }),
+    'PX',
+    600_000,
+  );
   await mkdir(artefacts, { recursive: true });
   browser = await chromium.launch({ executablePath: stdout.trim(), args: ['--no-sandbox'] });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -81,6 +94,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await stack?.redis.del(quotaUseKey(catalog));
   await stack?.close([catalog]);
 });
 
@@ -108,6 +122,10 @@ describe('console in Chromium', () => {
       .poll(() => row.locator('td').nth(1).textContent())
       .toBe(String(small.files.smallFiles));
     await expect.poll(() => page.locator('table.catalogs').textContent()).toContain(catalog);
+    const group = page.locator('table.catalogs tr', { hasText: catalog });
+    await expect
+      .poll(() => group.locator('td.quota').textContent())
+      .toContain('cpu 2 / 4 cores · memory 3.0 GiB / 8.0 GiB');
     await page.locator('#catalog').selectOption(catalog);
     await expect.poll(() => page.locator('table.tables tbody tr').count()).toBe(shown.length);
     await page.getByRole('button', { name: /Snapshots/ }).click();

@@ -7,6 +7,7 @@ import {
   JOB_RUN_LOCATION_FIELD,
   parseMessage,
   queueNameForCatalog,
+  quotaUseKey,
   sampleTableId,
   tableKey,
   type RunLocation,
@@ -98,6 +99,27 @@ describe('console API', () => {
     expect(byCatalog.body.total).toBe(1);
     const mine = byCatalog.body.catalogs.find((c: { name: string }) => c.name === catalog);
     expect(mine).toMatchObject({ tables: 2, waiting: 2, running: 0, paused: null });
+  });
+
+  it("GET /overview shows each catalog's resource group use as its dispatcher publishes it", async () => {
+    const use = {
+      group: `icepack-${catalog}`,
+      source: 'resource-quota',
+      cpu: { usedMillicores: 3_000, hardMillicores: 8_000 },
+      memory: { usedBytes: 6 * 2 ** 30, hardBytes: 32 * 2 ** 30 },
+      at: new Date().toISOString(),
+    };
+    await stack.redis.set(quotaUseKey(catalog), JSON.stringify(use), 'PX', 60_000);
+    // Whoever can write Redis cannot make the overview show something that is no quota use.
+    await stack.redis.set(quotaUseKey(other), '{"group":"<img src=x>","cpu":"lots"}', 'PX', 60_000);
+    try {
+      const { body } = await call('/overview');
+      const byName = new Map(body.catalogs.map((c: { name: string }) => [c.name, c]));
+      expect((byName.get(catalog) as any).quota).toEqual(use);
+      expect((byName.get(other) as any).quota).toBeNull();
+    } finally {
+      await stack.redis.del(quotaUseKey(catalog), quotaUseKey(other));
+    }
   });
 
   it('GET /overview names the bad field', async () => {

@@ -17,6 +17,7 @@ import { LedgerStore } from './adapters/ledger-store.ts';
 import { Planner } from './adapters/planner.ts';
 import { PlannerMetrics } from './adapters/planner-metrics.ts';
 import { QueueDepth } from './adapters/queue-depth.ts';
+import { QuotaUseReader } from './adapters/quota-use-reader.ts';
 import { ReplanPass } from './adapters/replan-pass.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
@@ -96,6 +97,7 @@ runService(
       store: consoleStore,
       summaries: new TableSummaries({ states }),
       ledger,
+      quotaUse: new QuotaUseReader({ connection: redis.redis, logger }),
       events,
       token: config.ICEPACK_API_TOKEN,
       trustedUserHeader: config.ICEPACK_CONSOLE_TRUSTED_USER_HEADER,

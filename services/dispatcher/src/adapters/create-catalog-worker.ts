@@ -16,6 +16,7 @@ import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchMetrics } from './dispatch-metrics.ts';
 import { KubeQuota } from './kube-quota.ts';
 import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
+import { QuotaUsePublisher } from './quota-use-publisher.ts';
 import { CatalogTableHealth } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
 import { TaskWorker } from './task-worker.ts';
@@ -144,9 +145,20 @@ export function createCatalogWorker(
       : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),
   });
   const watched = metrics?.worker(binding, worker) ?? worker;
+  // The group's quota use for the console's overview (the planner has no Kubernetes right).
+  const quotaUse = new QuotaUsePublisher({
+    redis: deps.redis,
+    quota,
+    binding,
+    logger: deps.logger,
+  });
   return {
-    start: () => watched.start(),
+    start: async () => {
+      await watched.start();
+      quotaUse.start();
+    },
     close: async () => {
+      quotaUse.stop();
       await watched.close();
       rest?.close(); // its S3 clients
     },

@@ -1,10 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1ResourceQuota,
+} from '@kubernetes/client-node';
 import { kubeConfigFor, startFakeKubeApi, type FakeKubeApi } from '@icepack/test/k8s';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { QuotaRoom } from '../domain/sizing.ts';
 import { SPARK_API } from '../runners/spark-application.ts';
-import { KubeQuota } from './kube-quota.ts';
+import { KubeQuota, useOf } from './kube-quota.ts';
 import { testBinding } from './testing/test-binding.ts';
 
 const GiB = 2 ** 30;
@@ -115,5 +120,34 @@ describe('KubeQuota', () => {
     expect(await quota.acquire(binding, 'run-a', cpu(5_000))).toBe(true);
     await sleep(5);
     expect(await quota.acquire(binding, 'run-b', cpu(5_000))).toBe(true);
+  });
+});
+
+describe('useOf (the group use the console shows)', () => {
+  it("is the tightest quota's used and hard, plus claims not yet in it", () => {
+    const quotas: V1ResourceQuota[] = [
+      {
+        spec: { hard: { 'requests.cpu': '8', 'requests.memory': '32Gi' } },
+        status: {
+          hard: { 'requests.cpu': '8', 'requests.memory': '32Gi' },
+          used: { 'requests.cpu': '3500m', 'requests.memory': '8Gi' },
+        },
+      },
+      // A second quota with less cpu room left: the one runs are sized against.
+      { status: { hard: { 'limits.cpu': '4' }, used: { 'limits.cpu': '3' } } },
+    ];
+    expect(useOf(quotas, { cpuMillicores: 500, memoryBytes: GiB })).toEqual({
+      source: 'resource-quota',
+      cpu: { usedMillicores: 3_500, hardMillicores: 4_000 },
+      memory: { usedBytes: 9 * GiB, hardBytes: 32 * GiB },
+    });
+  });
+
+  it('has no hard figure where no quota sets one', () => {
+    expect(useOf([], { cpuMillicores: 0, memoryBytes: 0 })).toEqual({
+      source: 'resource-quota',
+      cpu: { usedMillicores: 0 },
+      memory: { usedBytes: 0 },
+    });
   });
 });

@@ -9,7 +9,7 @@ import {
 import { parseCpuMillicores, parseMemoryBytes, type Binding } from '@icepack/types';
 import type { QuotaRoom } from '../domain/sizing.ts';
 import { kubeClients } from './kube-client.ts';
-import type { QuotaGate, QuotaRequest } from './quota.ts';
+import type { QuotaGate, QuotaRequest, QuotaUsage } from './quota.ts';
 
 const CPU_KEYS = ['requests.cpu', 'cpu', 'limits.cpu'];
 const MEMORY_KEYS = ['requests.memory', 'memory', 'limits.memory'];
@@ -47,6 +47,43 @@ function roomOf(quotas: readonly V1ResourceQuota[], claimed: QuotaRequest): Quot
   return {
     ...(cpu === undefined ? {} : { cpuMillicores: cpu - claimed.cpuMillicores }),
     ...(memory === undefined ? {} : { memoryBytes: memory - claimed.memoryBytes }),
+  };
+}
+
+/** hard and used of the quota key with the least room left, if any quota sets one. */
+function tightest(
+  quotas: readonly V1ResourceQuota[],
+  keys: readonly string[],
+  parse: (text: string) => number,
+): { hard: number; used: number } | undefined {
+  let best: { hard: number; used: number } | undefined;
+  for (const quota of quotas)
+    for (const key of keys) {
+      const hard = quota.status?.hard?.[key] ?? quota.spec?.hard?.[key];
+      if (hard === undefined) continue;
+      const pair = { hard: parse(hard), used: parse(quota.status?.used?.[key] ?? '0') };
+      if (best === undefined || pair.hard - pair.used < best.hard - best.used) best = pair;
+    }
+  return best;
+}
+
+/**
+ * The group's use for the console: the binding quota's `used` (the tightest, as `roomOf`
+ * sizes against it) plus the claims whose pods do not show in it yet.
+ */
+export function useOf(quotas: readonly V1ResourceQuota[], claimed: QuotaRequest): QuotaUsage {
+  const cpu = tightest(quotas, CPU_KEYS, parseCpuMillicores);
+  const memory = tightest(quotas, MEMORY_KEYS, parseMemoryBytes);
+  return {
+    source: 'resource-quota',
+    cpu: {
+      usedMillicores: (cpu?.used ?? 0) + claimed.cpuMillicores,
+      ...(cpu === undefined ? {} : { hardMillicores: cpu.hard }),
+    },
+    memory: {
+      usedBytes: (memory?.used ?? 0) + claimed.memoryBytes,
+      ...(memory === undefined ? {} : { hardBytes: memory.hard }),
+    },
   };
 }
 
@@ -200,6 +237,11 @@ export class KubeQuota implements QuotaGate {
   async room(binding: Binding): Promise<QuotaRoom> {
     const quotas = await this.#quotas(binding.namespace);
     return roomOf(quotas, this.#claimed(binding.namespace));
+  }
+
+  async usage(binding: Binding): Promise<QuotaUsage> {
+    const quotas = await this.#quotas(binding.namespace);
+    return useOf(quotas, this.#claimed(binding.namespace));
   }
 
   /** Claims `request` if it fits the room left by the quota and the other live claims. */

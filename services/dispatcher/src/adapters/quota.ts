@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
-import { parseCpuMillicores, parseMemoryBytes, type Binding } from '@icepack/types';
+import { parseCpuMillicores, parseMemoryBytes, type Binding, type QuotaUse } from '@icepack/types';
 import type { QuotaRoom } from '../domain/sizing.ts';
+
+/** A group's use as a gate sees it (the console's overview); `QuotaUse` without when and where. */
+export type QuotaUsage = Omit<QuotaUse, 'group' | 'at'>;
 
 export interface QuotaRequest {
   readonly cpuMillicores: number;
@@ -20,6 +23,8 @@ export interface QuotaGate {
    * calls it every `RENEW_CLAIM_MS` until the run's end is known.
    */
   renew?(binding: Binding, runId: string): Promise<void>;
+  /** How much of the binding's group is in use now (published for the console). */
+  usage?(binding: Binding): Promise<QuotaUsage>;
   /** Prepares for a binding's tasks (starts a watch); called before its worker takes any. */
   open?(binding: Binding): Promise<void>;
   /** Stops what the gate keeps running (watches); called when its worker closes. */
@@ -114,6 +119,15 @@ export class LocalBudgetQuota implements QuotaGate {
     return {
       cpuMillicores: parseCpuMillicores(binding.cpu) - cpu,
       memoryBytes: parseMemoryBytes(binding.memory) - memory,
+    };
+  }
+
+  async usage(binding: Binding): Promise<QuotaUsage> {
+    const [cpu, memory] = await this.#call(binding, '');
+    return {
+      source: 'budget',
+      cpu: { usedMillicores: cpu, hardMillicores: parseCpuMillicores(binding.cpu) },
+      memory: { usedBytes: memory, hardBytes: parseMemoryBytes(binding.memory) },
     };
   }
 

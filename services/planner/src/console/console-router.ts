@@ -5,12 +5,14 @@ import {
   queueNameForCatalog,
   tableKey,
   TaskType,
+  type QuotaUse,
   type Task,
   type TableId,
 } from '@icepack/types';
 import { Router, type Request, type Response } from 'express';
 import type { ConsoleStore, PauseScope } from '../adapters/console-store.ts';
 import type { LedgerStore } from '../adapters/ledger-store.ts';
+import type { QuotaUseReader } from '../adapters/quota-use-reader.ts';
 import type { Planner } from '../adapters/planner.ts';
 import type { TableStateStore } from '../adapters/state-store.ts';
 import type { TaskEventSink } from '../adapters/task-event-sink.ts';
@@ -31,6 +33,8 @@ export interface ConsoleRouterOptions {
   readonly store: ConsoleStore;
   readonly summaries: TableSummaries;
   readonly ledger?: Pick<LedgerStore, 'range' | 'bounds'>;
+  /** The resource groups' quota use, as the dispatchers publish it. Default none shown. */
+  readonly quotaUse?: Pick<QuotaUseReader, 'read'>;
   /** Where a cancelled task's `cancelled` event goes. */
   readonly events: TaskEventSink;
   readonly token: string;
@@ -87,9 +91,11 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
     ]);
     const counts = Map.groupBy(all, (s) => s.catalog);
     const page = overviewPage(all, query);
+    const sorted = catalogs.toSorted();
+    const quotas = (await options.quotaUse?.read(sorted)) ?? new Map<string, QuotaUse>();
     res.json({
       catalogs: await Promise.all(
-        catalogs.toSorted().map(async (name) => {
+        sorted.map(async (name) => {
           const jobs = await queue.queue(name).getJobCounts('prioritized', 'delayed', 'active');
           return {
             name,
@@ -97,6 +103,7 @@ export function consoleRouter(options: ConsoleRouterOptions): Router {
             waiting: (jobs.prioritized ?? 0) + (jobs.delayed ?? 0),
             running: jobs.active ?? 0,
             paused: pauses.get(`catalog:${name}`) ?? null,
+            quota: quotas.get(name) ?? null,
           };
         }),
       ),

@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { ConsoleStore } from '../adapters/console-store.ts';
 import { LedgerStore } from '../adapters/ledger-store.ts';
 import { Planner } from '../adapters/planner.ts';
+import { QuotaUseReader } from '../adapters/quota-use-reader.ts';
 import { TableStateStore } from '../adapters/state-store.ts';
 import { InMemoryTaskEventSink, KafkaTaskEventSink } from '../adapters/task-event-sink.ts';
 import { TaskQueue } from '../adapters/task-queue.ts';
@@ -94,6 +95,7 @@ export async function startConsoleStack(
     // Every request reads the states afresh: the tests change them between requests.
     summaries: new TableSummaries({ states, maxAgeMs: 0 }),
     ledger,
+    quotaUse: new QuotaUseReader({ connection: redis, logger }),
     events: sink,
     token,
     trustedUserHeader: options.trustedUserHeader,

@@ -80,6 +80,10 @@ const fmtAge = (ms: number) =>
 const fmtTime = (iso?: string) =>
   iso === undefined || iso === '' ? '—' : new Date(iso).toLocaleString();
 const tableHref = (key: string) => `#/table/${encodeURIComponent(key)}`;
+const fmtCores = (millicores: number) => `${Number((millicores / 1000).toFixed(1))}`;
+/** A resource group's use, e.g. `cpu 3 / 8 cores · memory 6.0 GiB / 32.0 GiB`. */
+const fmtQuota = (q: Json) =>
+  `cpu ${fmtCores(q.cpu.usedMillicores)}${q.cpu.hardMillicores === undefined ? '' : ` / ${fmtCores(q.cpu.hardMillicores)}`} cores · memory ${fmtBytes(q.memory.usedBytes)}${q.memory.hardBytes === undefined ? '' : ` / ${fmtBytes(q.memory.hardBytes)}`}`;
 
 function Status({ loading, error, empty, children }: Json) {
   if (error !== undefined)
@@ -167,6 +171,8 @@ function Overview() {
             <th>Tables</th>
             <th>Waiting</th>
             <th>Running</th>
+            <th>Resource group</th>
+            <th>Quota use</th>
             <th>State</th>
           </tr>
         </thead>
@@ -178,6 +184,13 @@ function Overview() {
                 <td>${c.tables}</td>
                 <td>${c.waiting}</td>
                 <td>${c.running}</td>
+                <td>${c.quota === null ? '—' : c.quota.group}</td>
+                <td
+                  class="quota"
+                  title=${c.quota === null ? 'no dispatcher reports this catalog now' : `${c.quota.source}, as of ${fmtTime(c.quota.at)}`}
+                >
+                  ${c.quota === null ? 'unknown' : fmtQuota(c.quota)}
+                </td>
                 <td>
                   ${c.paused === null ? 'active' : html`<span class="paused">paused by ${c.paused.by}</span>`}
                 </td>
