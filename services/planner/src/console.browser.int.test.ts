@@ -73,6 +73,14 @@ beforeAll(async () => {
       deleteFilesRemoved: 0,
       snapshotsRemoved: 0,
     },
+    before: {
+      dataFiles: small.files.dataFiles,
+      smallFiles: small.files.smallFiles,
+      deleteFiles: 0,
+      snapshots: 3,
+      bytes: 40_960,
+    },
+    after: { dataFiles: 4, smallFiles: 4, deleteFiles: 0, snapshots: 4, bytes: 38_912 },
   });
   // The group's use as the catalog's dispatcher publishes it (its own test covers the writing).
   await stack.redis.set(
@@ -146,6 +154,10 @@ describe('console in Chromium', () => {
       .poll(() => page.locator('table.partitions tbody tr').count())
       .toBe(small.partitions.length);
     await expect.poll(() => page.locator('table.history tbody tr').count()).toBe(1);
+    // The run's before → after figures.
+    await expect
+      .poll(() => page.locator('table.history tbody tr').textContent())
+      .toContain(`${String(small.files.dataFiles)} → 4`);
     // Chart.js drew into the canvas (its size is set by the library, not the markup).
     await expect
       .poll(() => page.locator('.chart canvas').evaluate((c: HTMLCanvasElement) => c.width))

@@ -46,9 +46,11 @@ describe('ledgerEntryOf', () => {
     runId: 'r-a1',
     cost: { runMs: 1_000, coreSecondsRequested: 2 },
     benefit: { dataFilesRemoved: 3, deleteFilesRemoved: 0, snapshotsRemoved: -1 },
+    before: { dataFiles: 4, smallFiles: 4, deleteFiles: 0, snapshots: 7, bytes: 4_000 },
+    after: { dataFiles: 1, smallFiles: 1, deleteFiles: 0, snapshots: 8, bytes: 3_900 },
   };
 
-  it('keeps a succeeded run’s cost and benefit under its table key', () => {
+  it('keeps a succeeded run’s cost, benefit and before/after figures under its table key', () => {
     expect(ledgerEntryOf(event)).toEqual({
       at: event.at,
       tableKey: 'prod/sales/orders',
@@ -57,6 +59,8 @@ describe('ledgerEntryOf', () => {
       runId: 'r-a1',
       cost: event.cost,
       benefit: event.benefit,
+      before: event.before,
+      after: event.after,
     });
   });
 
@@ -66,6 +70,8 @@ describe('ledgerEntryOf', () => {
     delete old.cost;
     delete old.benefit;
     delete old.runId;
+    delete old.before;
+    delete old.after;
     expect(ledgerEntryOf(old)).toEqual({
       at: event.at,
       tableKey: 'prod/sales/orders',

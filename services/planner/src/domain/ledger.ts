@@ -7,6 +7,7 @@ import {
   parseTableKey,
   tableKey,
   ValidationError,
+  type HealthFigures,
   type TaskBenefit,
   type TaskCost,
   type TaskEvent,
@@ -23,6 +24,9 @@ export interface LedgerEntry {
   readonly runId?: string;
   readonly cost?: TaskCost;
   readonly benefit?: TaskBenefit;
+  /** The table's figures when the run started and after it (the console's task history). */
+  readonly before?: HealthFigures;
+  readonly after?: HealthFigures;
 }
 
 /** How much of the ledger is kept, per catalog. */
@@ -55,6 +59,8 @@ export function ledgerEntryOf(event: TaskEvent): LedgerEntry | undefined {
     ...(event.runId === undefined ? {} : { runId: event.runId }),
     ...(event.cost === undefined ? {} : { cost: event.cost }),
     ...(event.benefit === undefined ? {} : { benefit: event.benefit }),
+    ...(event.before === undefined ? {} : { before: event.before }),
+    ...(event.after === undefined ? {} : { after: event.after }),
   };
 }
 

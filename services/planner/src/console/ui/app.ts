@@ -80,6 +80,13 @@ const fmtAge = (ms: number) =>
 const fmtTime = (iso?: string) =>
   iso === undefined || iso === '' ? '—' : new Date(iso).toLocaleString();
 const tableHref = (key: string) => `#/table/${encodeURIComponent(key)}`;
+/** A history cell: `before → after` of a figure, else what the run removed, else a dash. */
+const change = (x: Json, figure: string, removed: number | undefined) =>
+  x.before !== undefined && x.after !== undefined
+    ? `${x.before[figure]} → ${x.after[figure]}`
+    : removed === undefined
+      ? '—'
+      : `−${removed}`;
 const fmtCores = (millicores: number) => `${Number((millicores / 1000).toFixed(1))}`;
 /** A resource group's use, e.g. `cpu 3 / 8 cores · memory 6.0 GiB / 32.0 GiB`. */
 const fmtQuota = (q: Json) =>
@@ -461,9 +468,10 @@ function TablePage({ tableKey }: { tableKey: string }) {
                             <th>Type</th>
                             <th>Run time</th>
                             <th>Core-s</th>
-                            <th>Data files removed</th>
-                            <th>Delete files removed</th>
-                            <th>Snapshots removed</th>
+                            <th>Data files</th>
+                            <th>Delete files</th>
+                            <th>Snapshots</th>
+                            <th>Bytes</th>
                           </tr>
                         </thead>
                         <tbody>
@@ -474,9 +482,12 @@ function TablePage({ tableKey }: { tableKey: string }) {
                                 <td>${x.taskType}</td>
                                 <td>${x.cost === undefined ? '—' : fmtAge(x.cost.runMs)}</td>
                                 <td>${x.cost?.coreSecondsRequested ?? '—'}</td>
-                                <td>${x.benefit?.dataFilesRemoved ?? '—'}</td>
-                                <td>${x.benefit?.deleteFilesRemoved ?? '—'}</td>
-                                <td>${x.benefit?.snapshotsRemoved ?? '—'}</td>
+                                <td>${change(x, 'dataFiles', x.benefit?.dataFilesRemoved)}</td>
+                                <td>${change(x, 'deleteFiles', x.benefit?.deleteFilesRemoved)}</td>
+                                <td>${change(x, 'snapshots', x.benefit?.snapshotsRemoved)}</td>
+                                <td>
+                                  ${x.before === undefined || x.after === undefined ? '—' : `${fmtBytes(x.before.bytes)} → ${fmtBytes(x.after.bytes)}`}
+                                </td>
                               </tr>`,
                           )}
                         </tbody>
