@@ -39,6 +39,8 @@ export type { DriverCommand } from './k8s-real/driver-command.ts';
 export { PrivateStack, StackScriptError } from './e2e/private-stack.ts';
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
+export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';
+export type { CatalogProxy, Forward } from './catalog/catalog-proxy.ts';
 export type {
   OAuth2CatalogProxy,
   OAuth2CatalogProxyOptions,

@@ -1,5 +1,4 @@
-import { createServer, request as forward, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startCatalogProxy } from './catalog-proxy.ts';
 
 export interface NamespaceScopedCatalog {
   /** The catalog's URI: the shared REST catalog, seen through one top-level namespace. */
@@ -13,31 +12,23 @@ export interface NamespaceScopedCatalog {
  * A service that walks this catalog then sees the test's tables alone — not the tables other
  * test files left in the shared catalog — without starting a second catalog server.
  */
-export async function startNamespaceScopedCatalog(options: {
+export function startNamespaceScopedCatalog(options: {
   /** The shared REST catalog's URI. */
   readonly target: string;
   /** The one top-level namespace it shows. */
   readonly namespace: string;
 }): Promise<NamespaceScopedCatalog> {
-  const upstream = new URL(options.target);
-  const server: Server = createServer((req, res) => {
+  return startCatalogProxy(options.target, (req, res, forward) => {
     const path = new URL(req.url ?? '/', 'http://scoped').pathname;
-    const listing = req.method === 'GET' && /^\/v1\/(?:[^/]+\/)?namespaces$/.test(path);
-    const out = forward(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        path: req.url,
-        method: req.method,
-        // A listing is rewritten here, so it is asked for uncompressed.
-        headers: {
-          ...req.headers,
-          host: upstream.host,
-          ...(listing ? { 'accept-encoding': 'identity' } : {}),
-        },
-      },
-      (answer) => {
-        if (!listing || answer.statusCode !== 200) {
+    if (req.method !== 'GET' || !/^\/v1\/(?:[^/]+\/)?namespaces$/.test(path)) {
+      forward();
+      return;
+    }
+    // A listing is rewritten here, so it is asked for uncompressed.
+    forward({
+      headers: { 'accept-encoding': 'identity' },
+      answer: (answer) => {
+        if (answer.statusCode !== 200) {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
           return;
@@ -60,18 +51,6 @@ export async function startNamespaceScopedCatalog(options: {
             .end(text);
         });
       },
-    );
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
+    });
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as AddressInfo;
-  return {
-    uri: `http://127.0.0.1:${String(port)}`,
-    close: () =>
-      new Promise<void>((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
-  };
 }

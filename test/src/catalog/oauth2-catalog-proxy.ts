@@ -1,6 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, request as forward, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { answerJson, notAuthorized, startCatalogProxy } from './catalog-proxy.ts';
 
 export interface OAuth2CatalogProxy {
   /** The catalog's URI; its token endpoint is `{uri}/v1/oauth/tokens` (Iceberg's default). */
@@ -31,12 +30,9 @@ const same = (a: string, b: string): boolean =>
 export async function startOAuth2CatalogProxy(
   options: OAuth2CatalogProxyOptions,
 ): Promise<OAuth2CatalogProxy> {
-  const upstream = new URL(options.target);
   const tokens = new Set<string>();
   const seen = { tokens: 0, authorized: 0, refused: 0 };
-  const json = (res: ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  const server: Server = createServer((req, res) => {
+  const proxy = await startCatalogProxy(options.target, (req, res, forward) => {
     if (req.method === 'POST' && req.url === '/v1/oauth/tokens') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -47,13 +43,13 @@ export async function startOAuth2CatalogProxy(
           !same(form.get('client_id') ?? '', options.clientId) ||
           !same(form.get('client_secret') ?? '', options.clientSecret)
         ) {
-          json(res, 401, { error: 'invalid_client' });
+          answerJson(res, 401, { error: 'invalid_client' });
           return;
         }
         const token = randomBytes(16).toString('hex');
         tokens.add(token);
         seen.tokens += 1;
-        json(res, 200, {
+        answerJson(res, 200, {
           access_token: token,
           token_type: 'bearer',
           expires_in: options.expiresInSeconds ?? 3600,
@@ -66,37 +62,11 @@ export async function startOAuth2CatalogProxy(
     if (bearer === undefined || !tokens.has(bearer)) {
       seen.refused += 1;
       req.resume();
-      json(res, 401, {
-        error: { message: 'not authorized', type: 'NotAuthorizedException', code: 401 },
-      });
+      notAuthorized(res, 'not authorized');
       return;
     }
     seen.authorized += 1;
-    const out = forward(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        path: req.url,
-        method: req.method,
-        headers: { ...req.headers, host: upstream.host },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
+    forward();
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as AddressInfo;
-  return {
-    uri: `http://127.0.0.1:${String(port)}`,
-    seen,
-    close: () =>
-      new Promise<void>((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
-  };
+  return { ...proxy, seen };
 }

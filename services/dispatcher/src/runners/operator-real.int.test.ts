@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, request as forward, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -13,7 +11,9 @@ import { ofKind, renderChart } from '@icepack/test/deploy';
 import { createLogger } from '@icepack/runtime';
 import {
   adminKubeConfig,
+  notAuthorized,
   serviceAccountKubeConfig,
+  startCatalogProxy,
   startKubeletStandin,
   tableTruth,
   until,
@@ -85,48 +85,18 @@ interface AuthProxy {
 
 /** The local REST catalog behind a bearer token: what a catalog with `auth` does. */
 async function startAuthProxy(target: string, bearer: string): Promise<AuthProxy> {
-  const upstream = new URL(target);
   const seen = { authorized: 0, refused: 0 };
-  const server: Server = createServer((req, res) => {
+  const proxy = await startCatalogProxy(target, (req, res, forward) => {
     if (req.headers.authorization !== `Bearer ${bearer}`) {
       seen.refused += 1;
       req.resume();
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          error: { message: 'bearer token required', type: 'NotAuthorizedException', code: 401 },
-        }),
-      );
+      notAuthorized(res, 'bearer token required');
       return;
     }
     seen.authorized += 1;
-    const out = forward(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        path: req.url,
-        method: req.method,
-        headers: { ...req.headers, host: upstream.host },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
+    forward();
   });
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as AddressInfo;
-  return {
-    uri: `http://127.0.0.1:${String(port)}${upstream.pathname.replace(/\/$/, '')}`,
-    seen,
-    close: () =>
-      new Promise<void>((closed) => {
-        server.closeAllConnections();
-        server.close(() => closed());
-      }),
-  };
+  return { ...proxy, seen };
 }
 
 /** How the dispatcher passes the catalog to a run (create-catalog-worker.ts). */
