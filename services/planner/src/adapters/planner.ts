@@ -178,8 +178,7 @@ export class Planner {
     });
 
     this.#reportProblems(plan.problems, latest, state, at, events, log);
-    const gc = gcSkip(
-      plan,
+    const gc = gcSkip(plan, () =>
       latest === undefined ? undefined : this.#plan(latest, jobs, record, paused),
     );
     const cleanupDecision = plan.decisions.find((d) => d.type === 'cleanup');

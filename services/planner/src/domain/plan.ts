@@ -413,14 +413,16 @@ export function planTable(input: PlanInput): TablePlan {
 /**
  * The `skipped` event a cleanup held back by `gc.enabled=false` gets: once, when it first
  * would have run (the previous plan of the table did not already say so), not on every scan.
+ * `previous` plans the table's previous state; it is called only when this plan's cleanup is
+ * held back, so the usual update plans the table once.
  */
-export function gcSkip(plan: TablePlan, previous: TablePlan | undefined): string | undefined {
+export function gcSkip(plan: TablePlan, previous: () => TablePlan | undefined): string | undefined {
   const blockedNow = (p: TablePlan | undefined): TaskDecision | undefined => {
     const d = p?.decisions.find((x) => x.type === 'cleanup');
     return d?.blocked === Blocked.gcDisabled && d.rule.needed ? d : undefined;
   };
   const d = blockedNow(plan);
-  if (d === undefined || blockedNow(previous) !== undefined) return undefined;
+  if (d === undefined || blockedNow(previous()) !== undefined) return undefined;
   const because = d.rule.factors.filter((f) => f.met && !f.factor.startsWith('pending-'));
   return `${d.reason} (it would: ${because.map((f) => f.text).join(', ')})`;
 }
