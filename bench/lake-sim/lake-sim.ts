@@ -231,7 +231,7 @@ export async function runLakeSim(
       cron,
       tasks,
       taskEvents: ours.length,
-      duplicates: duplicateRuns(ours, launches),
+      duplicates: duplicateRuns(launches),
       falseLosses: falseLosses(ours, launches),
       lifecycle: events?.lifecycleViolations() ?? [],
       verify: writer.of<VerifyRow>('verify'),
