@@ -154,12 +154,13 @@ describe('partitionScope: split by icepack.max-bytes-per-task', () => {
     expect(scope.reason).toContain(`${10 - MAX_TASK_GROUPS} older ones wait for a later plan`);
   });
 
-  it('turns on partial progress only for a task that rewrites much', () => {
+  it('turns on partial progress for a task that rewrites much or a table with row-level deletes', () => {
     expect(partialProgressFor(PARTIAL_PROGRESS_ABOVE_BYTES)).toBeUndefined();
     expect(partialProgressFor(PARTIAL_PROGRESS_ABOVE_BYTES + 1)).toEqual({
       enabled: true,
       maxCommits: 10,
     });
+    expect(partialProgressFor(1_000, true)).toEqual({ enabled: true, maxCommits: 10 });
   });
 });
 

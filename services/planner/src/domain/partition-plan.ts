@@ -270,11 +270,25 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
   };
 }
 
-/** Partial progress for a task that rewrites much (ADR 0025); absent otherwise. */
+/**
+ * Partial progress (each file group commits on its own) for a task that rewrites much
+ * (ADR 0025), or on a table with row-level deletes: its writers commit position or equality
+ * deletes while it is rewritten, and one commit for the whole rewrite conflicts with any of
+ * them that touches a rewritten file — in the 30-minute lake-sim every merge of a CDC table
+ * (a MERGE every 45 s) failed that way, all three attempts — while a group's own commit
+ * conflicts only with deletes on its files. Absent otherwise (one commit, one snapshot).
+ */
 export function partialProgressFor(
   bytesToRewrite: number,
+  rowLevelDeletes = false,
 ): { enabled: true; maxCommits: number } | undefined {
-  return bytesToRewrite > PARTIAL_PROGRESS_ABOVE_BYTES
+  return bytesToRewrite > PARTIAL_PROGRESS_ABOVE_BYTES || rowLevelDeletes
     ? { enabled: true, maxCommits: PARTIAL_PROGRESS_MAX_COMMITS }
     : undefined;
+}
+
+/** The table has delete files (position, equality, deletion vectors): row-level writers. */
+export function hasRowLevelDeletes(state: TableState): boolean {
+  const f = state.files;
+  return f.positionDeleteFiles + f.equalityDeleteFiles + f.deletionVectors > 0;
 }

@@ -106,6 +106,16 @@ describe('planTable', () => {
     ).toMatchObject({ rewritePositionDeletes: true });
   });
 
+  it('commits each file group on its own on a table with row-level deletes, not on an append-only one', () => {
+    // A CDC table: its writers commit deletes while it is merged (lake-sim, 2026-12-02).
+    expect(plan(needsMerge).merge.task?.parameters).toMatchObject({
+      partialProgress: { enabled: true, maxCommits: 10 },
+    });
+    expect(
+      plan(tableState({ smallFiles: 80, newDataFiles: 5 })).merge.task?.parameters,
+    ).not.toHaveProperty('partialProgress');
+  });
+
   it('plans a sort instead of a merge, sorted like the table', () => {
     const p = plan(needsSort);
     expect(p.sort.action).toBe('create');

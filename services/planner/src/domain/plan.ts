@@ -25,6 +25,7 @@ import {
 } from './rules.ts';
 import { DEFAULT_SCORE_OPTIONS, scoreTask, type ScoreOptions } from './score.ts';
 import {
+  hasRowLevelDeletes,
   partialProgressFor,
   partitionScope,
   type PartitionGroup,
@@ -163,7 +164,7 @@ function buildTask(type: TaskType, input: PlanInput, g?: PartitionGroup): Task {
       },
     };
   }
-  const progress = g === undefined ? undefined : partialProgressFor(g.bytesToRewrite);
+  const progress = partialProgressFor(g?.bytesToRewrite ?? 0, hasRowLevelDeletes(input.state));
   const merge = {
     targetFileSizeBytes: policy.targetFileSizeBytes,
     minFileSizeBytes: policy.minFileSizeBytes,
