@@ -82,6 +82,8 @@ beforeAll(async () => {
     },
     after: { dataFiles: 4, smallFiles: 4, deleteFiles: 0, snapshots: 4, bytes: 38_912 },
   });
+  // That merge's success, as the outcomes consumer records it: the overview's last maintenance.
+  await stack.lastSucceeded.record(small.table, 'merge', new Date().toISOString());
   // The group's use as the catalog's dispatcher publishes it (its own test covers the writing).
   await stack.redis.set(
     quotaUseKey(catalog),
@@ -129,6 +131,7 @@ describe('console in Chromium', () => {
     await expect
       .poll(() => row.locator('td').nth(1).textContent())
       .toBe(String(small.files.smallFiles));
+    await expect.poll(() => row.locator('td.last-maintenance').textContent()).toContain('merge');
     await expect.poll(() => page.locator('table.catalogs').textContent()).toContain(catalog);
     const group = page.locator('table.catalogs tr', { hasText: catalog });
     await expect

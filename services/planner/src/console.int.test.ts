@@ -122,6 +122,18 @@ describe('console API', () => {
     }
   });
 
+  it("GET /overview shows when each type last succeeded, from the planner's record", async () => {
+    // Stored states carry no `lastMaintenance`: the planner records successes apart.
+    await stack.lastSucceeded.record(hot, 'merge', '2026-12-01T10:00:00.000Z');
+    await stack.lastSucceeded.record(hot, 'cleanup', '2026-12-01T09:00:00.000Z');
+    const { body } = await call(`/overview?q=${catalog}&sort=lastMaintenance&dir=desc`);
+    expect(body.rows[0]).toMatchObject({
+      tableKey: tableKey(hot),
+      lastMaintenance: { merge: '2026-12-01T10:00:00.000Z', cleanup: '2026-12-01T09:00:00.000Z' },
+    });
+    expect(body.rows[1].lastMaintenance).toEqual({});
+  });
+
   it('GET /overview names the bad field', async () => {
     const { status, body } = await call('/overview?sort=size');
     expect(status).toBe(400);

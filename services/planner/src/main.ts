@@ -95,7 +95,7 @@ runService(
       states,
       queue,
       store: consoleStore,
-      summaries: new TableSummaries({ states }),
+      summaries: new TableSummaries({ states, lastSucceeded }),
       ledger,
       quotaUse: new QuotaUseReader({ connection: redis.redis, logger }),
       events,

@@ -56,6 +56,27 @@ export class LastSucceededStore {
     return record;
   }
 
+  /** Every table's record, by table key (HSCAN in batches of `count`). */
+  async all(count = 1_000): Promise<Map<string, LastMaintenance>> {
+    const records = new Map<string, Partial<Record<TaskType, string>>>();
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.#redis.hscan(this.#key, cursor, 'COUNT', count);
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const field = flat[i]!;
+        const slash = field.indexOf('/');
+        const type = field.slice(0, slash) as TaskType;
+        if (!TYPES.includes(type)) continue;
+        const key = field.slice(slash + 1);
+        const record = records.get(key) ?? {};
+        record[type] = new Date(Number(flat[i + 1])).toISOString();
+        records.set(key, record);
+      }
+      cursor = next;
+    } while (cursor !== '0');
+    return records;
+  }
+
   /** Forgets a dropped table (a table re-created under its name starts afresh). */
   async delete(key: string): Promise<void> {
     await this.#redis.hdel(this.#key, ...TYPES.map((t) => `${t}/${key}`));

@@ -14,6 +14,7 @@ import {
 import type { TaskEvent } from '@icepack/types';
 import { Redis } from 'ioredis';
 import { ConsoleStore } from '../adapters/console-store.ts';
+import { LastSucceededStore } from '../adapters/last-succeeded.ts';
 import { LedgerStore } from '../adapters/ledger-store.ts';
 import { Planner } from '../adapters/planner.ts';
 import { QuotaUseReader } from '../adapters/quota-use-reader.ts';
@@ -33,6 +34,7 @@ export interface ConsoleStack {
   readonly states: TableStateStore;
   readonly store: ConsoleStore;
   readonly ledger: LedgerStore;
+  readonly lastSucceeded: LastSucceededStore;
   readonly events: InMemoryTaskEventSink;
   /** With `kafkaBrokers`: the test topic every task event is also published on, and its client. */
   readonly kafka?: { readonly client: KafkaClient; readonly topic: string };
@@ -62,6 +64,10 @@ export async function startConsoleStack(
     connection: redis,
     prefix: `test:console-${id}:ledger`,
     bounds: DEFAULT_LEDGER_BOUNDS,
+  });
+  const lastSucceeded = new LastSucceededStore({
+    connection: redis,
+    key: `test:console-${id}:last-succeeded`,
   });
   const events = new InMemoryTaskEventSink();
   let kafka: { client: KafkaClient; topic: string; producer: EnvelopeProducer } | undefined;
@@ -93,7 +99,7 @@ export async function startConsoleStack(
     queue,
     store,
     // Every request reads the states afresh: the tests change them between requests.
-    summaries: new TableSummaries({ states, maxAgeMs: 0 }),
+    summaries: new TableSummaries({ states, lastSucceeded, maxAgeMs: 0 }),
     ledger,
     quotaUse: new QuotaUseReader({ connection: redis, logger }),
     events: sink,
@@ -111,6 +117,7 @@ export async function startConsoleStack(
     states,
     store,
     ledger,
+    lastSucceeded,
     events,
     ...(kafka === undefined ? {} : { kafka: { client: kafka.client, topic: kafka.topic } }),
     close: async (catalogs) => {
@@ -123,6 +130,7 @@ export async function startConsoleStack(
       for (const c of catalogs) await queue.queue(c).obliterate({ force: true });
       await queue.close();
       await states.clear();
+      await lastSucceeded.clear();
       await store.clear(catalogs);
       await redis.del(...catalogs.map((c) => `test:console-${id}:ledger:${c}`));
       await redis.quit();

@@ -133,7 +133,7 @@ const COLUMNS: [string, string][] = [
   ['deleteFiles', 'Delete files'],
   ['snapshots', 'Snapshots'],
   ['bytes', 'Data'],
-  ['lastMaintenance', 'Last maintenance'],
+  ['lastMaintenance', 'Last maintenance (per type)'],
 ];
 
 function Overview() {
@@ -265,8 +265,18 @@ function Overview() {
                 <td>${t.deleteFiles}</td>
                 <td>${t.snapshots}</td>
                 <td>${fmtBytes(t.bytes)}</td>
-                <td>
-                  ${fmtTime([t.lastMaintenance.cleanup, t.lastMaintenance.merge, t.lastMaintenance.sort].filter(Boolean).sort().at(-1))}
+                <td class="last-maintenance">
+                  ${
+                    (['cleanup', 'merge', 'sort'] as const).every(
+                      (type) => t.lastMaintenance[type] === undefined,
+                    )
+                      ? 'never'
+                      : (['cleanup', 'merge', 'sort'] as const)
+                          .filter((type) => t.lastMaintenance[type] !== undefined)
+                          .map(
+                            (type) => html`<div>${type} ${fmtTime(t.lastMaintenance[type])}</div>`,
+                          )
+                  }
                 </td>
                 <td>${t.paused === null ? 'active' : html`<span class="paused">paused</span>`}</td>
               </tr>`,
