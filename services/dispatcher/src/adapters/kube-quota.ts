@@ -14,42 +14,6 @@ import type { QuotaGate, QuotaRequest, QuotaUsage } from './quota.ts';
 const CPU_KEYS = ['requests.cpu', 'cpu', 'limits.cpu'];
 const MEMORY_KEYS = ['requests.memory', 'memory', 'limits.memory'];
 
-function free(
-  quota: V1ResourceQuota,
-  keys: readonly string[],
-  parse: (text: string) => number,
-): number | undefined {
-  let room: number | undefined;
-  for (const key of keys) {
-    const hard = quota.status?.hard?.[key] ?? quota.spec?.hard?.[key];
-    if (hard === undefined) continue;
-    const used = quota.status?.used?.[key] ?? '0';
-    const left = parse(hard) - parse(used);
-    room = room === undefined ? left : Math.min(room, left);
-  }
-  return room;
-}
-
-function min(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.min(a, b);
-}
-
-/** hard − used of the tightest quota, minus what `claimed` holds; no quota → unlimited. */
-function roomOf(quotas: readonly V1ResourceQuota[], claimed: QuotaRequest): QuotaRoom {
-  let cpu: number | undefined;
-  let memory: number | undefined;
-  for (const quota of quotas) {
-    cpu = min(cpu, free(quota, CPU_KEYS, parseCpuMillicores));
-    memory = min(memory, free(quota, MEMORY_KEYS, parseMemoryBytes));
-  }
-  return {
-    ...(cpu === undefined ? {} : { cpuMillicores: cpu - claimed.cpuMillicores }),
-    ...(memory === undefined ? {} : { memoryBytes: memory - claimed.memoryBytes }),
-  };
-}
-
 /** hard and used of the quota key with the least room left, if any quota sets one. */
 function tightest(
   quotas: readonly V1ResourceQuota[],
@@ -65,6 +29,18 @@ function tightest(
       if (best === undefined || pair.hard - pair.used < best.hard - best.used) best = pair;
     }
   return best;
+}
+
+/** hard − used of the tightest quota, minus what `claimed` holds; no quota → unlimited. */
+function roomOf(quotas: readonly V1ResourceQuota[], claimed: QuotaRequest): QuotaRoom {
+  const cpu = tightest(quotas, CPU_KEYS, parseCpuMillicores);
+  const memory = tightest(quotas, MEMORY_KEYS, parseMemoryBytes);
+  return {
+    ...(cpu === undefined ? {} : { cpuMillicores: cpu.hard - cpu.used - claimed.cpuMillicores }),
+    ...(memory === undefined
+      ? {}
+      : { memoryBytes: memory.hard - memory.used - claimed.memoryBytes }),
+  };
 }
 
 /**

@@ -18,6 +18,8 @@ return 1
 `;
 
 const TYPES = Object.values(TaskType);
+/** A recorded time (epoch ms, as stored) as ISO-8601. */
+const iso = (ms: string): string => new Date(Number(ms)).toISOString();
 
 /**
  * When each task type last succeeded on each table, from the `succeeded` task events: the
@@ -51,7 +53,7 @@ export class LastSucceededStore {
     const record: Partial<Record<TaskType, string>> = {};
     TYPES.forEach((type, i) => {
       const ms = values[i];
-      if (ms !== null && ms !== undefined) record[type] = new Date(Number(ms)).toISOString();
+      if (ms !== null && ms !== undefined) record[type] = iso(ms);
     });
     return record;
   }
@@ -69,7 +71,7 @@ export class LastSucceededStore {
         if (!TYPES.includes(type)) continue;
         const key = field.slice(slash + 1);
         const record = records.get(key) ?? {};
-        record[type] = new Date(Number(flat[i + 1])).toISOString();
+        record[type] = iso(flat[i + 1]!);
         records.set(key, record);
       }
       cursor = next;

@@ -87,6 +87,9 @@ const change = (x: Json, figure: string, removed: number | undefined) =>
     : removed === undefined
       ? '—'
       : `−${removed}`;
+/** The task types that have succeeded on a table (overview row), in a fixed order. */
+const maintained = (t: Json) =>
+  (['cleanup', 'merge', 'sort'] as const).filter((type) => t.lastMaintenance[type] !== undefined);
 const fmtCores = (millicores: number) => `${Number((millicores / 1000).toFixed(1))}`;
 /** A resource group's use, e.g. `cpu 3 / 8 cores · memory 6.0 GiB / 32.0 GiB`. */
 const fmtQuota = (q: Json) =>
@@ -267,15 +270,11 @@ function Overview() {
                 <td>${fmtBytes(t.bytes)}</td>
                 <td class="last-maintenance">
                   ${
-                    (['cleanup', 'merge', 'sort'] as const).every(
-                      (type) => t.lastMaintenance[type] === undefined,
-                    )
+                    maintained(t).length === 0
                       ? 'never'
-                      : (['cleanup', 'merge', 'sort'] as const)
-                          .filter((type) => t.lastMaintenance[type] !== undefined)
-                          .map(
-                            (type) => html`<div>${type} ${fmtTime(t.lastMaintenance[type])}</div>`,
-                          )
+                      : maintained(t).map(
+                          (type) => html`<div>${type} ${fmtTime(t.lastMaintenance[type])}</div>`,
+                        )
                   }
                 </td>
                 <td>${t.paused === null ? 'active' : html`<span class="paused">paused</span>`}</td>
