@@ -17,7 +17,7 @@ import { Writable } from 'node:stream';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { kubeConfigFor } from '../../test/src/k8s/kube-config.ts';
+import { kubeConfigFor } from '@icepack/test/k8s';
 import { adminKubeConfig, infraEnv } from '@icepack/test';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
@@ -28,12 +28,15 @@ import {
   type HealthFigures,
 } from '@icepack/types';
 import { Queue } from 'bullmq';
-import { KubeQuota } from '../../services/dispatcher/src/adapters/kube-quota.ts';
-import { InMemoryDispatchSink } from '../../services/dispatcher/src/adapters/task-events.ts';
-import { TaskWorker } from '../../services/dispatcher/src/adapters/task-worker.ts';
-import { testBinding } from '../../services/dispatcher/src/adapters/testing/test-binding.ts';
-import { SparkOperatorRunner } from '../../services/dispatcher/src/runners/spark-operator-runner.ts';
-import type { RunOutcome, RunRequest } from '../../services/dispatcher/src/runners/spark-runner.ts';
+import {
+  InMemoryDispatchSink,
+  KubeQuota,
+  SparkOperatorRunner,
+  TaskWorker,
+  testBinding,
+  type RunOutcome,
+  type RunRequest,
+} from '@icepack/dispatcher/testing';
 import { machine } from '../iceberg/machine.ts';
 
 const total = Number(process.argv[2] ?? 1_000);

@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import { sampleTableId, type TableState } from '@icepack/types';
-import { Planner } from '../../services/planner/src/adapters/planner.ts';
-import { TableStateStore } from '../../services/planner/src/adapters/state-store.ts';
-import { InMemoryTaskEventSink } from '../../services/planner/src/adapters/task-event-sink.ts';
-import { TaskQueue } from '../../services/planner/src/adapters/task-queue.ts';
-import { tableState } from '../../services/planner/src/domain/state-fixtures.ts';
+import {
+  InMemoryTaskEventSink,
+  Planner,
+  TableStateStore,
+  TaskQueue,
+  tableState,
+} from '@icepack/planner/testing';
 import { machine } from '../iceberg/machine.ts';
 
 const tables = Number(process.argv[2] ?? 10_000);

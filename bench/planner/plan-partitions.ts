@@ -16,11 +16,13 @@ import {
   type PartitionState,
   type TableState,
 } from '@icepack/types';
-import type { Planner } from '../../services/planner/src/adapters/planner.ts';
-import type { TableStateStore } from '../../services/planner/src/adapters/state-store.ts';
-import type { InMemoryTaskEventSink } from '../../services/planner/src/adapters/task-event-sink.ts';
-import type { TaskQueue } from '../../services/planner/src/adapters/task-queue.ts';
-import { partitionedTableState } from '../../services/planner/src/domain/state-fixtures.ts';
+import {
+  partitionedTableState,
+  type InMemoryTaskEventSink,
+  type Planner,
+  type TableStateStore,
+  type TaskQueue,
+} from '@icepack/planner/testing';
 import { machine } from '../iceberg/machine.ts';
 
 const oldRoot = resolve(process.argv[2] ?? '/work/main');

@@ -2,10 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  createNamespace,
-  createTable,
-} from '../../services/metadata-scanner/src/testing/rest-tables.ts';
+import { createNamespace, createTable } from '@icepack/metadata-scanner/testing';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 

@@ -4,13 +4,8 @@
 // A second REST catalog (port 18281, own state dir) holds the tables; reruns reuse them.
 import { createLogger, KafkaClient } from '@icepack/runtime';
 import { createEnvelope, serializeEnvelope, tableKey, type TableId } from '@icepack/types';
-import { setProperty } from '../../services/metadata-scanner/src/testing/rest-tables.ts';
-import {
-  scannerEnv,
-  testNames,
-} from '../../services/metadata-scanner/src/testing/scanner-harness.ts';
-import { TopicReader } from '../../services/metadata-scanner/src/testing/topic-reader.ts';
-import { infraEnv } from '../../test/src/infra/env.ts';
+import { scannerEnv, setProperty, testNames, TopicReader } from '@icepack/metadata-scanner/testing';
+import { infraEnv } from '@icepack/test';
 import { machine } from '../iceberg/machine.ts';
 import { ensureTables, startBenchCatalog } from './bench-catalog.ts';
 import { BenchScanner, percentile, until } from './scanner-process.ts';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { scannerEntry } from '../../services/metadata-scanner/src/testing/scanner-harness.ts';
+import { scannerEntry } from '@icepack/metadata-scanner/testing';
 
 /** A scanner run as its own process, with its pid (for resident memory) and log lines. */
 export class BenchScanner {

@@ -32,8 +32,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 // The provisioner's own Kubernetes adapter makes the group's namespace and objects, so the run
 // below lands where production runs land (test-only import across services).
-import { KubeCluster } from '../../../provisioner/src/adapters/kube-cluster.ts';
-import { KUBERNETES_STEPS } from '../../../provisioner/src/domain/group-record.ts';
+import { provisionGroup } from '@icepack/provisioner/testing';
 import { sizeJob } from '../domain/sizing.ts';
 import type { QuotaGate } from '../adapters/quota.ts';
 import { InMemoryDispatchSink } from '../adapters/task-events.ts';
@@ -152,8 +151,7 @@ beforeAll(async () => {
     memory: '8Gi',
     slots: 1,
   });
-  const provisioner = new KubeCluster(admin, `opreal-${suffix}`);
-  for (const step of KUBERNETES_STEPS) await provisioner.applyStep(step, group, catalog);
+  await provisionGroup(admin, `opreal-${suffix}`, group, catalog);
   // The catalog's credential, put there by whoever runs Icepack.
   await core.createNamespacedSecret({
     namespace,

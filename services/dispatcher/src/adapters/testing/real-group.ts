@@ -16,10 +16,8 @@ import {
 import { ofKind, renderChart } from '@icepack/test/deploy';
 import { parseResourceGroup, type Binding, type Catalog } from '@icepack/types';
 // The provisioner's own Kubernetes adapter makes the group's namespace and objects, so the runs
-// land where production runs land (test-only import across services).
-import { KubeCluster } from '../../../../provisioner/src/adapters/kube-cluster.ts';
-import { KUBERNETES_STEPS } from '../../../../provisioner/src/domain/group-record.ts';
-import { chartProvisionerAccess } from '../../../../provisioner/src/testing/real-cluster.ts';
+// land where production runs land.
+import { chartProvisionerAccess, provisionGroup } from '@icepack/provisioner/testing';
 
 /** A resource group on the real local control plane, and the dispatcher's access to it. */
 export interface RealGroup {
@@ -109,8 +107,7 @@ export async function realGroup(options: RealGroupOptions): Promise<RealGroup> {
   });
   // The provisioner acts with its own chart-bound token, as it does when installed.
   const provisionerAccess = await chartProvisionerAccess(admin, suffix);
-  const provisioner = new KubeCluster(provisionerAccess.kubeConfig, `dispatch-${suffix}`);
-  for (const step of KUBERNETES_STEPS) await provisioner.applyStep(step, group, catalog);
+  await provisionGroup(provisionerAccess.kubeConfig, `dispatch-${suffix}`, group, catalog);
 
   const dispatcher = await chartDispatcherAccess(admin, binding.namespace, suffix);
   const kubelet = await startKubeletStandin({

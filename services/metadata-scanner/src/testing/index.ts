@@ -1,0 +1,5 @@
+// What benchmarks and other packages' tests may use of the scanner: its process harness, a
+// topic reader and REST-catalog table helpers. Import `@icepack/metadata-scanner/testing`.
+export { createNamespace, createTable, setProperty } from './rest-tables.ts';
+export { scannerEntry, scannerEnv, testNames } from './scanner-harness.ts';
+export { TopicReader } from './topic-reader.ts';
