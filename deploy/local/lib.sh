@@ -25,6 +25,12 @@ ICEPACK_S3_PORT="${ICEPACK_S3_PORT:-19000}"
 ICEPACK_S3_BUCKET="${ICEPACK_S3_BUCKET:-icepack}"
 # The second REST catalog, whose warehouse is on that store (s3-catalog.sh).
 ICEPACK_S3_CATALOG_PORT="${ICEPACK_S3_CATALOG_PORT:-18182}"
+# The REST catalog that enforces OAuth2 (oauth-catalog.sh): Nessie and its management port,
+# Keycloak (the token issuer) and its management port.
+ICEPACK_OAUTH_CATALOG_PORT="${ICEPACK_OAUTH_CATALOG_PORT:-18183}"
+ICEPACK_OAUTH_CATALOG_MGMT_PORT="${ICEPACK_OAUTH_CATALOG_MGMT_PORT:-18184}"
+ICEPACK_OAUTH_ISSUER_PORT="${ICEPACK_OAUTH_ISSUER_PORT:-18185}"
+ICEPACK_OAUTH_ISSUER_MGMT_PORT="${ICEPACK_OAUTH_ISSUER_MGMT_PORT:-18186}"
 # The local Kubernetes control plane (k8s.sh): API server, etcd client and peer, the Spark
 # operator's health probe, kwok's server.
 ICEPACK_K8S_API_PORT="${ICEPACK_K8S_API_PORT:-16443}"
@@ -61,6 +67,10 @@ ICEPACK_ICEBERG_VERSION="${ICEPACK_ICEBERG_VERSION:-1.10.1}"
 # The Iceberg Spark runtime is built per Spark line and Scala version.
 ICEPACK_SPARK_LINE="${ICEPACK_SPARK_LINE:-4.0}"
 ICEPACK_PYSPARK_VERSION="${ICEPACK_PYSPARK_VERSION:-4.0.1}"
+# The OAuth2-enforcing catalog (oauth-catalog.sh): the newest Nessie runner jar and Keycloak
+# distribution that Maven Central serves here (docs/decisions/0030-real-oauth2-catalog.md).
+ICEPACK_NESSIE_VERSION="${ICEPACK_NESSIE_VERSION:-0.99.0}"
+ICEPACK_KEYCLOAK_VERSION="${ICEPACK_KEYCLOAK_VERSION:-26.7.3}"
 # The Kubernetes control plane, built from the Go module proxy (k8s.sh install). The staging
 # modules (k8s.io/api, client-go, …) use the matching v0.X.Y tag.
 ICEPACK_K8S_VERSION="${ICEPACK_K8S_VERSION:-v1.37.2}"
@@ -151,12 +161,12 @@ mvn_run() (
     || die "mvn $* failed (or timed out after ${ICEPACK_DOWNLOAD_TIMEOUT}s)"
 )
 
-# maven_jar GROUP:ARTIFACT:VERSION: downloads one jar (no dependencies) into the cache's
-# repository and prints its path.
-maven_jar() {
-  local coord="$1" group artifact version path
-  IFS=: read -r group artifact version <<<"$coord"
-  path="$ICEPACK_M2/${group//.//}/$artifact/$version/$artifact-$version.jar"
+# maven_file GROUP:ARTIFACT:VERSION[:PACKAGING[:CLASSIFIER]]: downloads one artifact (no
+# dependencies; packaging defaults to jar) into the cache's repository and prints its path.
+maven_file() {
+  local coord="$1" group artifact version packaging classifier path
+  IFS=: read -r group artifact version packaging classifier <<<"$coord"
+  path="$ICEPACK_M2/${group//.//}/$artifact/$version/$artifact-$version${classifier:+-$classifier}.${packaging:-jar}"
   if [[ ! -s "$path" ]]; then
     log "downloading $coord from Maven Central"
     mvn_run dependency:get -Dartifact="$coord" -Dtransitive=false >&2
@@ -164,6 +174,9 @@ maven_jar() {
   [[ -s "$path" ]] || die "$coord did not resolve"
   echo "$path"
 }
+
+# maven_jar GROUP:ARTIFACT:VERSION: the artifact's jar (maven_file).
+maven_jar() { maven_file "$1"; }
 
 # require_java: the JVM services need Java 17 or newer.
 require_java() {

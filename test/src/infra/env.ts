@@ -28,12 +28,28 @@ export interface InfraEnv {
   readonly s3Bucket: string;
   /** `http://127.0.0.1:18182` — the REST catalog whose warehouse is on S3 (`s3-catalog.sh`). */
   readonly s3CatalogUri: string;
+  /** The REST catalog that enforces OAuth2 client credentials (`oauth-catalog.sh`). */
+  readonly oauthCatalog: OAuthCatalogEnv;
   /** Cache directory for downloads (outside the repo). */
   readonly cacheDir: string;
   /** State directory of the local stack: data, pids, logs. */
   readonly runDir: string;
   /** The local Kubernetes control plane (`deploy/local/k8s.sh`). */
   readonly kube: KubeEnv;
+}
+
+/** Nessie's Iceberg REST API behind Keycloak's tokens, as `deploy/local/oauth-catalog.sh` starts them. */
+export interface OAuthCatalogEnv {
+  /** `http://127.0.0.1:18183/iceberg` — Nessie's Iceberg REST API (refuses requests without a token). */
+  readonly uri: string;
+  /** Nessie's warehouse name (`GET /v1/config?warehouse=`). */
+  readonly warehouse: string;
+  /** `http://127.0.0.1:18185/realms/icepack/protocol/openid-connect/token` — Keycloak's token endpoint. */
+  readonly tokenUri: string;
+  /** The confidential client allowed the client-credentials grant. */
+  readonly clientId: string;
+  /** File with its secret, made when the state directory is new (`$ICEPACK_RUN/oauth-catalog/client-secret`). */
+  readonly clientSecretFile: string;
 }
 
 /** Where the local Kubernetes control plane listens, as `deploy/local/k8s.sh` starts it. */
@@ -67,6 +83,13 @@ export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
     s3Endpoint: `http://127.0.0.1:${env.ICEPACK_S3_PORT ?? '19000'}`,
     s3Bucket: env.ICEPACK_S3_BUCKET ?? 'icepack',
     s3CatalogUri: `http://127.0.0.1:${env.ICEPACK_S3_CATALOG_PORT ?? '18182'}`,
+    oauthCatalog: {
+      uri: `http://127.0.0.1:${env.ICEPACK_OAUTH_CATALOG_PORT ?? '18183'}/iceberg`,
+      warehouse: 'warehouse',
+      tokenUri: `http://127.0.0.1:${env.ICEPACK_OAUTH_ISSUER_PORT ?? '18185'}/realms/icepack/protocol/openid-connect/token`,
+      clientId: 'icepack-scanner',
+      clientSecretFile: join(runDir, 'oauth-catalog', 'client-secret'),
+    },
     cacheDir,
     runDir,
     kube: {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { encodeNamespace, namespaceParam, separatorFromConfig } from './namespace-path.ts';
+import {
+  encodeNamespace,
+  namespaceParam,
+  prefixPath,
+  separatorFromConfig,
+} from './namespace-path.ts';
 
 describe('namespace paths', () => {
   it('percent-encodes each part and joins them with the encoded separator', () => {
@@ -16,5 +21,14 @@ describe('namespace paths', () => {
     expect(separatorFromConfig('%')).toBe('%');
     expect(separatorFromConfig(undefined)).toBe('\u001f');
     expect(separatorFromConfig('')).toBe('\u001f');
+  });
+
+  it('keeps the escapes of a config prefix and encodes what the server left raw', () => {
+    // Nessie sends `{ref}|{warehouse}` encoded; encoding it again named a branch `main%7C…`.
+    expect(prefixPath('main%7Cwarehouse')).toBe('main%7Cwarehouse');
+    expect(prefixPath('main|warehouse')).toBe('main%7Cwarehouse');
+    expect(prefixPath('catalogs/wh 1')).toBe('catalogs/wh%201');
+    expect(prefixPath('a?b#c')).toBe('a%3Fb%23c');
+    expect(prefixPath('bad%zz')).toBe('bad%25zz');
   });
 });

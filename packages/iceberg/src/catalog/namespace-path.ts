@@ -33,3 +33,24 @@ export function separatorFromConfig(value: string | undefined): string {
     return value;
   }
 }
+
+/**
+ * The config's `prefix` as path segments. Iceberg's own client puts the prefix in the path as
+ * the server sent it, so servers send it ready for the path: Nessie's `main|warehouse` comes as
+ * `main%7Cwarehouse`, and encoding that again would name the branch `main%7Cwarehouse`. Each
+ * segment is decoded once and encoded again, so escapes the server sent stay as they are and
+ * characters it left raw (space, `?`, `#`) cannot break out of the path. A segment that is not
+ * valid percent-encoding is encoded as it is.
+ */
+export function prefixPath(prefix: string): string {
+  return prefix
+    .split('/')
+    .map((segment) => {
+      try {
+        return encodeURIComponent(decodeURIComponent(segment));
+      } catch {
+        return encodeURIComponent(segment);
+      }
+    })
+    .join('/');
+}

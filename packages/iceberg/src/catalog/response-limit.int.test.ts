@@ -2,21 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
+import { rejectedIcebergError } from '../testing/iceberg-error-of.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from './bounded-body.ts';
 import { RestCatalog } from './rest-catalog.ts';
 
 const infra = inject('infra');
-
-async function caught(promise: Promise<unknown>): Promise<IcebergError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected an IcebergError');
-}
 
 describe('catalog responses are read with a size limit', () => {
   // A long name makes the real catalog's namespace listing larger than the small limit.
@@ -73,7 +63,7 @@ describe('catalog responses are read with a size limit', () => {
       maxResponseBytes: 1024,
       retry: { maxAttempts: 1 },
     });
-    const error = await caught(small.listNamespaces());
+    const error = await rejectedIcebergError(small.listNamespaces());
     expect(error.kind).toBe('bad-response');
     expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/response body larger than the limit of 1024 bytes/);
@@ -88,7 +78,7 @@ describe('catalog responses are read with a size limit', () => {
       maxResponseBytes: 2 * 2 ** 20,
       retry: { maxAttempts: 1 },
     });
-    const error = await caught(client.listNamespaces());
+    const error = await rejectedIcebergError(client.listNamespaces());
     expect(error.kind).toBe('bad-response');
     expect(error.message).toMatch(/limit of 2097152 bytes/);
     expect(bytesSent).toBeLessThan(256 * 2 ** 20);
@@ -102,7 +92,7 @@ describe('catalog responses are read with a size limit', () => {
       auth: { type: 'oauth2', credential: 'id:secret', serverUri: `${hostileUri}/token` },
       retry: { maxAttempts: 1 },
     });
-    const error = await caught(client.listNamespaces());
+    const error = await rejectedIcebergError(client.listNamespaces());
     expect(error.message).toMatch(/limit of 2097152 bytes/);
     expect(error.context.call).toBe('POST oauth2 token');
   });

@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
 import { RestCatalog } from './rest-catalog.ts';
 import type { RestCatalogOptions } from './rest-catalog-options.ts';
+import { rejectedIcebergError as rejection } from '../testing/iceberg-error-of.ts';
 
 const METADATA = readFileSync(
   fileURLToPath(
@@ -188,16 +188,6 @@ function catalog(overrides: Partial<RestCatalogOptions> = {}): RestCatalog {
     },
     ...overrides,
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<IcebergError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
 }
 
 beforeAll(() => fake.start());

@@ -13,7 +13,12 @@ import { TableFileIO } from '../io/table-file-io.ts';
 import type { LoadedTable } from '../metadata/loaded-table.ts';
 import { tableModelFromWire } from '../metadata/to-table-model.ts';
 import { DEFAULT_OAUTH2_SCOPE } from './catalog-auth.ts';
-import { encodeNamespace, namespaceParam, separatorFromConfig } from './namespace-path.ts';
+import {
+  encodeNamespace,
+  namespaceParam,
+  prefixPath,
+  separatorFromConfig,
+} from './namespace-path.ts';
 import { OAuth2TokenSource } from './oauth2-token.ts';
 import {
   resolveRestCatalogOptions,
@@ -201,7 +206,7 @@ export class RestCatalog {
 
   async #base(signal?: AbortSignal): Promise<string> {
     const { prefix } = await this.config(signal);
-    return prefix === '' ? '/v1' : `/v1/${prefix.split('/').map(encodeURIComponent).join('/')}`;
+    return prefix === '' ? '/v1' : `/v1/${prefixPath(prefix)}`;
   }
 
   /** Direct children of `parent` (top level when empty), every page walked. */

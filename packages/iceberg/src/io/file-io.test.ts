@@ -2,21 +2,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { IcebergError } from '../errors/iceberg-error.ts';
 import { localPath } from './local-file-io.ts';
 import { parseS3Location, s3OptionsFromProperties } from './s3-file-io.ts';
 import { credentialFor } from './storage-credentials.ts';
 import { TableFileIO } from './table-file-io.ts';
-
-async function rejection(promise: Promise<unknown>): Promise<IcebergError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof IcebergError) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejectedIcebergError as rejection } from '../testing/iceberg-error-of.ts';
 
 describe('TableFileIO', () => {
   it('reads local files by plain path, file:/ and file:/// and ranges of them', async () => {
