@@ -157,7 +157,10 @@ describe('console API', () => {
 
   it('GET /catalogs/{catalog}/queue lists waiting in run order, running and recent failures', async () => {
     const handlers = withRecentFailures(
-      taskOutcomeHandlers({ record: () => Promise.resolve(false) }),
+      taskOutcomeHandlers({
+        record: () => Promise.resolve(false),
+        recordFailure: () => Promise.resolve(0),
+      }),
       stack.store,
     );
     const failed: TaskEvent = {
