@@ -46,6 +46,12 @@ export const PolicyKeys = {
   cleanupMinInterval: 'icepack.cleanup.min-interval',
   mergeMinInterval: 'icepack.merge.min-interval',
   sortMinInterval: 'icepack.sort.min-interval',
+  /**
+   * Back-off after a task of a type gave up on the table (`failed`): the first wait (`5m`);
+   * each further consecutive failure doubles it, up to `icepack.failure-backoff-max`.
+   */
+  failureBackoff: 'icepack.failure-backoff',
+  failureBackoffMax: 'icepack.failure-backoff-max',
 } as const;
 export type PolicyKey = (typeof PolicyKeys)[keyof typeof PolicyKeys];
 
@@ -80,4 +86,10 @@ export const PolicyDefaults = {
    * scan after a task takes, so a state from before the task never brings it back.
    */
   minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS },
+  /**
+   * Back-off after n consecutive failures of a type on a table: base × 2^(n−1), at most max
+   * (5m, 10m, 20m, … 6h from the 8th failure on): a writer conflict clears in minutes, a
+   * broken table keeps its slot-time to a few runs a day (ADR 0028).
+   */
+  failureBackoff: { baseMs: 5 * MINUTE_MS, maxMs: 6 * HOUR_MS },
 } as const;

@@ -28,10 +28,22 @@ describe('resolvePolicy defaults', () => {
       maxSnapshotAgeMs: 5 * 24 * 3600 * 1000,
       minSnapshotsToKeep: 1,
       minIntervalMs: { cleanup: 3_600_000, merge: 300_000, sort: 3_600_000 },
+      failureBackoff: { baseMs: 300_000, maxMs: 21_600_000 },
       gcEnabled: true,
       sortColumns: [],
       zorderColumns: [],
     });
+  });
+
+  it('reads the failure back-off as durations; a bad one names the key and keeps the default', () => {
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.failure-backoff': '1m', 'icepack.failure-backoff-max': 'never' },
+      { catalog: { 'icepack.failure-backoff-max': '2h' } },
+    );
+    expect(policy.failureBackoff).toEqual({ baseMs: 60_000, maxMs: 7_200_000 });
+    expect(problems.map(formatProblem)).toEqual([
+      'bad policy value icepack.failure-backoff-max="never" (table): expected a duration such as 30s, 10m, 1h or 2d; using 7200000',
+    ]);
   });
 
   it('reads min intervals as durations; a bad one names the key and keeps the default', () => {

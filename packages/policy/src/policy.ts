@@ -61,6 +61,8 @@ export interface Policy {
     readonly merge: number;
     readonly sort: number;
   };
+  /** Back-off after consecutive failures of a type: base × 2^(n−1), capped at max (ms). */
+  readonly failureBackoff: { readonly baseMs: number; readonly maxMs: number };
   /** False when the table sets `gc.enabled=false`: Iceberg refuses to expire its snapshots. */
   readonly gcEnabled: boolean;
   /** Empty when not set; the table's own sort order then applies. */
@@ -340,6 +342,18 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
       sort: pick(
         PolicyDefaults.minIntervalMs.sort,
         icepack(PolicyKeys.sortMinInterval),
+        parseDuration,
+      ),
+    },
+    failureBackoff: {
+      baseMs: pick(
+        PolicyDefaults.failureBackoff.baseMs,
+        icepack(PolicyKeys.failureBackoff),
+        parseDuration,
+      ),
+      maxMs: pick(
+        PolicyDefaults.failureBackoff.maxMs,
+        icepack(PolicyKeys.failureBackoffMax),
         parseDuration,
       ),
     },

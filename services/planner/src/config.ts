@@ -65,6 +65,8 @@ export const configSchema = baseConfigSchema('planner').extend({
   /** Waiting time per aging step, and points per step. */
   ICEPACK_PLANNER_AGING_STEP: duration().default(DEFAULT_SCORE_OPTIONS.agingStepMs),
   ICEPACK_PLANNER_AGING_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.agingStepPoints),
+  /** A task waiting this long runs before every task that is not (oldest first); `0` = off. */
+  ICEPACK_PLANNER_OVERDUE_AFTER: duration().default(DEFAULT_SCORE_OPTIONS.overdueAfterMs),
   ICEPACK_PLANNER_SNAPSHOT_STEP: step(DEFAULT_SCORE_OPTIONS.snapshotStep),
   ICEPACK_PLANNER_SNAPSHOT_STEP_POINTS: step(DEFAULT_SCORE_OPTIONS.snapshotStepPoints),
   ICEPACK_PLANNER_SMALL_FILE_STEP: step(DEFAULT_SCORE_OPTIONS.smallFileStep),

@@ -157,7 +157,10 @@ describe('console API', () => {
 
   it('GET /catalogs/{catalog}/queue lists waiting in run order, running and recent failures', async () => {
     const handlers = withRecentFailures(
-      taskOutcomeHandlers({ record: () => Promise.resolve(false) }),
+      taskOutcomeHandlers({
+        record: () => Promise.resolve(false),
+        recordFailure: () => Promise.resolve(0),
+      }),
       stack.store,
     );
     const failed: TaskEvent = {
@@ -168,7 +171,8 @@ describe('console API', () => {
       at: '2026-12-01T10:00:00.000Z',
       error: { kind: 'oom', message: 'executor lost', retryable: false },
     };
-    await (handlers.TaskFailed as any)({ payload: failed }, { logger: undefined });
+    // The outcomes handler records the failure (the back-off) and logs it at debug.
+    await (handlers.TaskFailed as any)({ payload: failed }, { logger: { debug: () => undefined } });
     const { status, body } = await call(`/catalogs/${catalog}/queue`);
     expect(status).toBe(200);
     expect(

@@ -300,8 +300,8 @@ async function expectInLedger(key: string): Promise<void> {
   expect((await ledgerGet('catalog=never-seen')).status).toBe(404);
 }
 
-describe('the re-plan pass', () => {
-  it('plans a failed task again without a new table state, once', async () => {
+describe('the re-plan pass and the back-off after a failure', () => {
+  it('a failed task comes back only after its back-off; a cleanup of the table is planned meanwhile', async () => {
     const table: TableId = { catalog, namespace: ['cv'], name: 'failing' };
     const key = tableKey(table);
     await publishState(
@@ -313,10 +313,62 @@ describe('the re-plan pass', () => {
     expect((await jobStates(table)).merge).toBe('prioritized');
     await finishTask(table, 'merge', 'failed');
     expect((await jobStates(table)).merge).toBe('missing');
+    // The outcomes consumer records the failure from the event (BullMQ keeps no failed job).
+    const streak = await waitFor(
+      'the failure to be recorded',
+      async () => (await lastSucceeded.failures(key)).merge,
+    );
+    expect(streak).toMatchObject({ count: 1, kind: 'spark' });
+    const failedAt = Date.parse(streak.lastFailedAt);
 
+    // A writer commits: the newer state needs the merge and now a cleanup too. The merge is
+    // held back by its back-off (5 min after one failure); the cleanup is not.
+    await publishState(
+      tableState(
+        { smallFiles: 90, newDataFiles: 6, snapshots: 60 },
+        { table, lastSequenceNumber: '43', scannedAt: new Date().toISOString() },
+      ),
+    );
+    expect(await jobStates(table)).toMatchObject({ merge: 'missing', cleanup: 'prioritized' });
+    const explained = await planner.explain(key);
+    const merge = explained?.decisions.find((d) => (d as { type: string }).type === 'merge') as {
+      action: string;
+      notFired: string[];
+    };
+    const nextTry = new Date(failedAt + 5 * 60_000).toISOString();
+    expect(merge).toMatchObject({
+      action: 'none',
+      notFired: [
+        `the last run failed (spark); next try after ${nextTry} (back-off 5m for this merge, icepack.failure-backoff)`,
+      ],
+    });
+
+    // Re-plan passes of a planner whose clock is driven: just before the back-off has passed,
+    // nothing; once it has, the merge comes back, once.
+    let now = failedAt + 5 * 60_000 - 1;
+    const clocked = new Planner({
+      queue,
+      states,
+      lastSucceeded,
+      events: new KafkaTaskEventSink(producer, eventsTopic),
+      logger,
+      clock: () => new Date(now),
+    });
     const lockKey = `test:${catalog}:replan-lock-2`;
     const pass = () =>
-      new ReplanPass({ planner, states, connection: redis, logger, lockKey, batchSize: 1 });
+      new ReplanPass({
+        planner: clocked,
+        states,
+        connection: redis,
+        logger,
+        lockKey,
+        batchSize: 1,
+      });
+    expect((await pass().runOnce())?.tables).toBeGreaterThanOrEqual(1);
+    await redis.del(lockKey);
+    expect((await jobStates(table)).merge).toBe('missing');
+
+    now = failedAt + 5 * 60_000;
     // Replicas race for the pass: one runs it.
     const results = await Promise.all([pass().runOnce(), pass().runOnce()]);
     expect(results.filter((r) => r !== null)).toHaveLength(1);
@@ -327,16 +379,62 @@ describe('the re-plan pass', () => {
     await pass().runOnce();
     await redis.del(lockKey);
     await waitFor('the events', () =>
-      Promise.resolve(eventsOf(table).length >= 3 ? true : undefined),
+      Promise.resolve(eventsOf(table).length >= 4 ? true : undefined),
     );
     expect(eventsOf(table)).toEqual([
       ['planned', `merge/${key}`],
       ['failed', `merge/${key}`],
+      ['planned', `cleanup/${key}`],
       ['planned', `merge/${key}`],
     ]);
     expect(events.filter((e) => tableKey(e.table) === key).at(-1)?.reason).toBe(
-      're-planned: 80 small files > 20',
+      're-planned: 90 small files > 20',
     );
+  });
+
+  it('a success ends the failure streak; a redelivered failure is counted once', async () => {
+    const table: TableId = { catalog, namespace: ['cv'], name: 'recovering' };
+    const key = tableKey(table);
+    const failed = (at: string) => ({
+      taskId: `merge/${key}`,
+      table,
+      taskType: 'merge' as const,
+      status: 'failed' as const,
+      at,
+      error: { kind: 'commit-conflict', message: 'conflict', retryable: false },
+    });
+    // A success of `type` at `at`, and the wait until it is recorded: events of one table share
+    // a partition, so every event published before it has been handled too.
+    const succeeded = async (type: 'cleanup' | 'merge' | 'sort', at: string) => {
+      const payload = {
+        taskId: `${type}/${key}`,
+        table,
+        taskType: type,
+        status: 'succeeded' as const,
+        at,
+      };
+      await producer.publish(eventsTopic, 'TaskSucceeded', key, payload);
+      await waitFor(`the ${type} success at ${at}`, async () =>
+        (await lastSucceeded.get(key))[type] === at ? true : undefined,
+      );
+    };
+    // The second failure twice: events are at least once.
+    for (const at of [
+      '2026-12-01T10:00:00.000Z',
+      '2026-12-01T11:00:00.000Z',
+      '2026-12-01T11:00:00.000Z',
+    ])
+      await producer.publish(eventsTopic, 'TaskFailed', key, failed(at));
+    await succeeded('cleanup', '2026-12-01T11:30:00.000Z'); // another type: the streak stays
+    expect(await lastSucceeded.failures(key)).toEqual({
+      merge: { count: 2, lastFailedAt: '2026-12-01T11:00:00.000Z', kind: 'commit-conflict' },
+    });
+    await succeeded('merge', '2026-12-01T12:00:00.000Z');
+    expect(await lastSucceeded.failures(key)).toEqual({});
+    // A failure older than the success (delivered late) does not start a new streak.
+    await producer.publish(eventsTopic, 'TaskFailed', key, failed('2026-12-01T11:45:00.000Z'));
+    await succeeded('sort', '2026-12-01T12:30:00.000Z');
+    expect(await lastSucceeded.failures(key)).toEqual({});
   });
 });
 

@@ -36,6 +36,7 @@ function scoreOptions(config: Config): ScoreOptions {
     ...DEFAULT_SCORE_OPTIONS,
     agingStepMs: config.ICEPACK_PLANNER_AGING_STEP,
     agingStepPoints: config.ICEPACK_PLANNER_AGING_STEP_POINTS,
+    overdueAfterMs: config.ICEPACK_PLANNER_OVERDUE_AFTER,
     snapshotStep: config.ICEPACK_PLANNER_SNAPSHOT_STEP,
     snapshotStepPoints: config.ICEPACK_PLANNER_SNAPSHOT_STEP_POINTS,
     smallFileStep: config.ICEPACK_PLANNER_SMALL_FILE_STEP,

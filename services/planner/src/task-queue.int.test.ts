@@ -8,7 +8,7 @@ import {
   type Task,
   type TaskType,
 } from '@icepack/types';
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Planner } from './adapters/planner.ts';
@@ -17,7 +17,12 @@ import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { planTable } from './domain/plan.ts';
 import { resolvePolicy } from '@icepack/policy';
-import { DEFAULT_SCORE_OPTIONS, withAging, type ScoreOptions } from './domain/score.ts';
+import {
+  DEFAULT_SCORE_OPTIONS,
+  OVERDUE_PRIORITY,
+  withAging,
+  type ScoreOptions,
+} from './domain/score.ts';
 import { tableState, type StateFigures } from './domain/state-fixtures.ts';
 
 const infra = inject('infra');
@@ -332,5 +337,72 @@ describe('Planner on real Redis', () => {
       }),
       expect.objectContaining({ type: 'sort', action: 'none' }),
     ]);
+  });
+});
+
+describe('fairness with one slot (ADR 0028)', () => {
+  it('a stream of merges still lets the cleanup out once it is overdue, oldest first', async () => {
+    const { catalog, queue, states, state } = setup();
+    const MINUTE = 60_000;
+    const t0 = Date.parse('2026-12-02T10:00:00.000Z');
+    let now = t0;
+    // The planner and the aging pass go by this clock: time is driven, not slept.
+    const planner = new Planner({
+      queue,
+      states,
+      events: new InMemoryTaskEventSink(),
+      logger,
+      clock: () => new Date(now),
+    });
+    // CDC tables whose merges score 1,000 + 400 (40 delete files) + 200 (80 small files); a
+    // streaming table whose cleanup scores 100 + 50. No min interval is recorded, so a
+    // merged table gets its next merge as soon as its next state arrives: a stream of merges.
+    const cdc = ['cdc_0', 'cdc_1', 'cdc_2'];
+    const merges = { smallFiles: 80, positionDeleteFiles: 40, newDataFiles: 5, newDataShare: 0.1 };
+    await planner.handleState(
+      state({ snapshots: 60 }, { scannedAt: new Date(now).toISOString() }, 'stream'),
+    );
+    const slot = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+    // No processor: the test takes one job at a time, as a dispatcher with one slot does.
+    const worker = new Worker(queueNameForCatalog(catalog), null, {
+      connection: slot,
+      prefix: 'icepack',
+    });
+    cleanup.push(async () => {
+      await worker.close();
+      await slot.quit();
+    });
+    const order: { at: number; id: string; priority: number }[] = [];
+    // 12 runs of 3 minutes each: 36 minutes of one slot.
+    for (let step = 0; step < 12; step++) {
+      for (const name of cdc) {
+        await planner.handleState(
+          state(
+            merges,
+            { lastSequenceNumber: String(100 + step), scannedAt: new Date(now).toISOString() },
+            name,
+          ),
+        );
+      }
+      await queue.age(catalog, new Date(now), DEFAULT_SCORE_OPTIONS);
+      const token = randomUUID();
+      const job = (await worker.getNextJob(token)) as Job<Task> | undefined;
+      expect(job).toBeDefined();
+      order.push({ at: (now - t0) / MINUTE, id: job!.id!, priority: job!.priority });
+      await job!.moveToCompleted('done', token, false);
+      now += 3 * MINUTE;
+    }
+    const cleanupId = `cleanup/${catalog}/sales/stream`;
+    // By points alone the cleanup would wait about four hours (1,450 points at 25 per 5 min);
+    // overdue after 15 minutes, it runs in the first slot from then on, before fresher merges.
+    const ran = order.findIndex((o) => o.id === cleanupId);
+    expect(order.slice(0, ran).every((o) => o.id.startsWith('merge/'))).toBe(true);
+    expect(order[ran]).toEqual({ at: 15, id: cleanupId, priority: OVERDUE_PRIORITY });
+    expect(order.filter((o) => o.id === cleanupId)).toHaveLength(1);
+    // The merges kept coming around the cleanup: every table merged at least three times.
+    for (const name of cdc) {
+      const id = `merge/${catalog}/sales/${name}`;
+      expect(order.filter((o) => o.id === id).length).toBeGreaterThanOrEqual(3);
+    }
   });
 });

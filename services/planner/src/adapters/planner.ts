@@ -2,6 +2,7 @@ import { parseTableKey, tableKey, taskJobId, TaskType } from '@icepack/types';
 import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types';
 import type { Logger } from '@icepack/runtime';
 import { withLastMaintenance, type LastMaintenance } from '../domain/last-maintenance.ts';
+import type { FailureStreaks } from '../domain/back-off.ts';
 import { gcSkip, planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
 import {
   formatProblem,
@@ -39,6 +40,12 @@ async function consolePaused(pauses: ConsolePauses, table: TableId): Promise<boo
   return p.table !== undefined || p.catalog !== undefined;
 }
 
+/** What the planner recorded of a table's task outcomes. */
+interface Outcomes {
+  readonly succeeded: LastMaintenance;
+  readonly failures: FailureStreaks;
+}
+
 /** A catalog's policy (catalog-wide settings, namespace overrides): the layers above tables. */
 export type CatalogPolicies = (catalog: string) => CatalogPolicy | undefined;
 
@@ -47,8 +54,11 @@ export interface PlannerOptions {
   readonly states: TableStateStore;
   readonly events: TaskEventSink;
   readonly logger: Logger;
-  /** When each task type last succeeded per table. Default: nothing recorded (tests). */
-  readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'delete'>;
+  /**
+   * When each task type last succeeded per table, and its failures since (the back-off).
+   * Default: nothing recorded (tests).
+   */
+  readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'failures' | 'delete'>;
   /** Default: no catalog policy. */
   readonly catalogPolicy?: CatalogPolicies;
   /** The console's pauses, the top policy layer, read with each state. Default: none. */
@@ -112,7 +122,11 @@ export class Planner {
 
   constructor(options: PlannerOptions) {
     this.#o = {
-      lastSucceeded: { get: () => Promise.resolve({}), delete: () => Promise.resolve() },
+      lastSucceeded: {
+        get: () => Promise.resolve({}),
+        failures: () => Promise.resolve({}),
+        delete: () => Promise.resolve(),
+      },
       catalogPolicy: () => undefined,
       pauses: NO_PAUSES,
       scoreOptions: DEFAULT_SCORE_OPTIONS,
@@ -129,10 +143,11 @@ export class Planner {
     );
   }
 
-  #plan(state: TableState, jobs: TableJobs, record: LastMaintenance, paused: boolean): TablePlan {
+  #plan(state: TableState, jobs: TableJobs, record: Outcomes, paused: boolean): TablePlan {
     const { policy, problems } = this.#resolve(state, paused);
     return planTable({
-      state: withLastMaintenance(state, record),
+      state: withLastMaintenance(state, record.succeeded),
+      failures: record.failures,
       policy,
       problems,
       pending: pendingFrom(jobs),
@@ -140,6 +155,15 @@ export class Planner {
       now: this.#o.clock(),
       scoreOptions: this.#o.scoreOptions,
     });
+  }
+
+  /** The table's outcome record: last successes and failure streaks (one round trip with the rest). */
+  async #outcomes(key: string): Promise<Outcomes> {
+    const [succeeded, failures] = await Promise.all([
+      this.#o.lastSucceeded.get(key),
+      this.#o.lastSucceeded.failures(key),
+    ]);
+    return { succeeded, failures };
   }
 
   /**
@@ -153,7 +177,7 @@ export class Planner {
     const [latest, jobs, record, paused] = await Promise.all([
       this.#o.states.get(key),
       this.#o.queue.inspect(state.table),
-      this.#o.lastSucceeded.get(key),
+      this.#outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const order = compareStates(latest, state);
@@ -346,7 +370,7 @@ export class Planner {
     const key = tableKey(state.table);
     const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
-      this.#o.lastSucceeded.get(key),
+      this.#outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const plan = this.#plan(state, jobs, record, paused);
@@ -429,7 +453,7 @@ export class Planner {
     if (state === undefined) return undefined;
     const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
-      this.#o.lastSucceeded.get(key),
+      this.#outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const plan = this.#plan(state, jobs, record, paused);
@@ -442,7 +466,7 @@ export class Planner {
         metadataLocation: state.metadataLocation,
         lastSequenceNumber: state.lastSequenceNumber,
         currentSnapshotId: state.currentSnapshotId,
-        lastMaintenance: withLastMaintenance(state, record).lastMaintenance ?? {},
+        lastMaintenance: withLastMaintenance(state, record.succeeded).lastMaintenance ?? {},
       },
       paused: plan.paused,
       pausedBy: plan.pausedBy,

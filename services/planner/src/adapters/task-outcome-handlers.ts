@@ -7,12 +7,15 @@ import type { LedgerStore } from './ledger-store.ts';
 /**
  * The planner's consumer of `icepack.task-events`: a `succeeded` event records when its task
  * type last succeeded on the table (the min interval and re-plans read it) and, with a
- * `ledger`, the run's cost and benefit (decision 0015); every other status is read and let
- * go. Resolves once both are in Redis, so the offset is committed after them; a redelivered
- * event changes nothing (the later time is kept; the ledger entry is the same member).
+ * `ledger`, the run's cost and benefit (decision 0015); a `failed` event (the task gave up:
+ * BullMQ drops failed jobs, so the event is the only trace) lengthens the type's failure
+ * streak on the table, which the back-off reads (ADR 0028); every other status is read and
+ * let go. Resolves once all is in Redis, so the offset is committed after them; a redelivered
+ * event changes nothing (the later time is kept; the ledger entry is the same member; a
+ * failure is counted once by its time).
  */
 export function taskOutcomeHandlers(
-  store: Pick<LastSucceededStore, 'record'>,
+  store: Pick<LastSucceededStore, 'record' | 'recordFailure'>,
   ledger?: Pick<LedgerStore, 'record'>,
 ): MessageHandlers {
   const ignore: MessageHandler<(typeof TaskEventTypes)[keyof typeof TaskEventTypes]> = () =>
@@ -30,5 +33,18 @@ export function taskOutcomeHandlers(
     );
   };
   handlers[TaskEventTypes.succeeded] = succeeded;
+  const failed: MessageHandler<'TaskFailed'> = async ({ payload }, context) => {
+    const streak = await store.recordFailure(
+      payload.table,
+      payload.taskType,
+      payload.at,
+      payload.error?.kind,
+    );
+    context.logger.debug(
+      { table: tableKey(payload.table), type: payload.taskType, at: payload.at, streak },
+      'task failure recorded',
+    );
+  };
+  handlers[TaskEventTypes.failed] = failed;
   return handlers;
 }

@@ -28,6 +28,9 @@ const TYPE_OF_KEY: Readonly<Record<PolicyKey, TaskType>> = {
   [PolicyKeys.perFileDeleteThreshold]: TaskType.merge,
   [PolicyKeys.cleanupMinInterval]: TaskType.cleanup,
   [PolicyKeys.mergeMinInterval]: TaskType.merge,
+  // The back-off applies to every type; a bad value is reported once, under merge.
+  [PolicyKeys.failureBackoff]: TaskType.merge,
+  [PolicyKeys.failureBackoffMax]: TaskType.merge,
   [PolicyKeys.sortMinInterval]: TaskType.sort,
 };
 

@@ -224,3 +224,48 @@ describe('planTable', () => {
     expect(plan(needsMerge, {}, off).merge.action).toBe('create');
   });
 });
+
+describe('back-off after a task gives up', () => {
+  // 3 consecutive failures, the last 10 minutes ago: a 20-minute back-off.
+  const failures = {
+    merge: { count: 3, lastFailedAt: '2026-01-01T23:50:00.000Z', kind: 'commit-conflict' },
+  };
+  const both = tableState({ snapshots: 60, smallFiles: 80, newDataFiles: 5 });
+  const planAt = (at: Date, properties: Record<string, string> = {}) => {
+    const { policy } = resolvePolicy(properties);
+    const result = planTable({ state: both, policy, pending: {}, now: at, failures });
+    const by = (type: string) => result.decisions.find((d) => d.type === type) as TaskDecision;
+    return { cleanup: by('cleanup'), merge: by('merge') };
+  };
+
+  it('holds the failed type back and says why; the cleanup of the same table is planned', () => {
+    const p = planAt(now);
+    expect(p.merge.action).toBe('none');
+    expect(p.merge.task).toBeUndefined();
+    expect(p.merge.rule.blockers).toEqual([
+      'the last 3 runs failed (commit-conflict); next try after 2026-01-02T00:10:00.000Z (back-off 20m for this merge, icepack.failure-backoff)',
+    ]);
+    expect(p.merge.reason).toContain('next try after 2026-01-02T00:10:00.000Z');
+    expect(p.cleanup).toMatchObject({ action: 'create', reason: '60 snapshots > 50' });
+  });
+
+  it('plans the type again once the back-off has passed', () => {
+    const p = planAt(new Date('2026-01-02T00:10:00.000Z'));
+    expect(p.merge.action).toBe('create');
+    expect(p.merge.rule.factors).toContainEqual(
+      expect.objectContaining({
+        factor: 'back-off',
+        met: true,
+        text: 'the last 3 runs failed (commit-conflict); the 20m back-off has passed',
+      }),
+    );
+  });
+
+  it('uses the table policy: icepack.failure-backoff=1m', () => {
+    expect(planAt(now, { 'icepack.failure-backoff': '1m' }).merge.action).toBe('create');
+  });
+
+  it('says nothing of the back-off for a type without failures', () => {
+    expect(planAt(now).cleanup.rule.factors.some((f) => f.factor === 'back-off')).toBe(false);
+  });
+});

@@ -24,6 +24,7 @@ import {
   type RuleResult,
 } from './rules.ts';
 import { DEFAULT_SCORE_OPTIONS, scoreTask, type ScoreOptions } from './score.ts';
+import { withBackOff, type FailureStreaks } from './back-off.ts';
 import {
   hasRowLevelDeletes,
   partialProgressFor,
@@ -96,6 +97,8 @@ export interface PlanInput {
   >;
   readonly now: Date;
   readonly scoreOptions?: ScoreOptions;
+  /** Per type, its failures on the table since its last success (the back-off). Default none. */
+  readonly failures?: FailureStreaks;
 }
 
 function fired(rule: RuleResult): string {
@@ -361,18 +364,21 @@ export function planTable(input: PlanInput): TablePlan {
     return null;
   };
 
+  // Each type backs off its own failures only: a failing merge holds back no cleanup.
+  const backedOff = (rule: RuleResult): RuleResult =>
+    withBackOff(rule, input.failures?.[rule.type], policy, now);
   const cleanup = decide(
     'cleanup',
-    cleanupRule(state, policy, pending, now),
+    backedOff(cleanupRule(state, policy, pending, now)),
     input,
     gate('cleanup'),
   );
   const scope = partitionScope(state, policy, now);
-  const sortResult = sortRule(state, policy, pending, now);
+  const sortResult = backedOff(sortRule(state, policy, pending, now));
   const sort = expand(decide('sort', sortResult, input, gate('sort')), scope, input);
   const sortWins = sort.some((d) => d.action === 'create' || d.action === 'update');
 
-  const mergeResult = mergeRule(state, policy, pending, now);
+  const mergeResult = backedOff(mergeRule(state, policy, pending, now));
   let merge = expand(decide('merge', mergeResult, input, gate('merge')), scope, input);
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');

@@ -6,6 +6,7 @@ import {
   DEFAULT_SCORE_OPTIONS,
   isRunNow,
   keepRunNow,
+  OVERDUE_PRIORITY,
   priorityForScore,
   runNowScore,
   scoreTask,
@@ -159,11 +160,61 @@ describe('priorityForScore', () => {
     }
   });
 
-  it('stays within 1..2,097,151 and never yields 0', () => {
+  it('stays below the run-now and overdue tiers, within ..2,097,151, and never yields 0', () => {
     expect(priorityForScore(0)).toBe(MAX_PRIORITY);
     expect(priorityForScore(-1e9)).toBe(MAX_PRIORITY);
-    expect(priorityForScore(MAX_PRIORITY + 1e9)).toBe(MIN_PRIORITY);
-    expect(priorityForScore(MAX_PRIORITY)).toBe(MIN_PRIORITY);
+    expect(priorityForScore(MAX_PRIORITY + 1e9)).toBe(OVERDUE_PRIORITY + 1);
+    expect(priorityForScore(MAX_PRIORITY)).toBe(OVERDUE_PRIORITY + 1);
     expect(priorityForScore(1000)).toBe(MAX_PRIORITY - 1000);
+    expect(OVERDUE_PRIORITY).toBe(MIN_PRIORITY + 1);
+  });
+});
+
+describe('overdue: fairness between task types and table sizes', () => {
+  // The largest state points a merge can have: every factor at its step cap.
+  const hugeMerge = tableState({ smallFiles: 10_000_000, positionDeleteFiles: 10_000_000 });
+  const smallCleanup = tableState({ snapshots: 51 });
+
+  it('a cleanup that waited overdueAfterMs runs before the freshest, biggest merge', () => {
+    const fresh = scoreTask('merge', hugeMerge, policy, 0);
+    const justBefore = scoreTask('cleanup', smallCleanup, policy, o.overdueAfterMs - 1);
+    const overdue = scoreTask('cleanup', smallCleanup, policy, o.overdueAfterMs);
+    expect(justBefore.priority).toBeGreaterThan(fresh.priority); // by points, the merge first
+    expect(overdue.priority).toBe(OVERDUE_PRIORITY);
+    expect(overdue.priority).toBeLessThan(fresh.priority);
+    // By points alone (the aging rate), the cleanup would wait days.
+    const gap = fresh.total - scoreTask('cleanup', smallCleanup, policy, 0).total;
+    expect((gap / o.agingStepPoints) * o.agingStepMs).toBeGreaterThan(2 * 24 * 3600 * 1000);
+    expect(overdue.parts).toContainEqual({
+      factor: 'overdue',
+      value: o.overdueAfterMs,
+      threshold: o.overdueAfterMs,
+      points: 0,
+    });
+  });
+
+  it('overdue tasks share one priority whatever their points (creation order decides)', () => {
+    const merge = scoreTask('merge', hugeMerge, policy, 2 * o.overdueAfterMs);
+    const cleanup = scoreTask('cleanup', smallCleanup, policy, o.overdueAfterMs);
+    expect(merge.priority).toBe(cleanup.priority);
+    expect(merge.total).toBeGreaterThan(cleanup.total); // the points still explain the need
+  });
+
+  it('run now stays ahead of overdue; the aging pass makes a task overdue, once', () => {
+    expect(runNowScore(scoreTask('cleanup', smallCleanup, policy, 0)).priority).toBeLessThan(
+      scoreTask('cleanup', smallCleanup, policy, o.overdueAfterMs).priority,
+    );
+    const score = scoreTask('cleanup', smallCleanup, policy, 0);
+    const aged = withAging(withAging(score, o.overdueAfterMs), o.overdueAfterMs + 1);
+    expect(aged.priority).toBe(OVERDUE_PRIORITY);
+    expect(aged.parts.filter((p) => p.factor === 'overdue')).toHaveLength(1);
+    expect(aged.parts.filter((p) => p.factor === 'waiting')).toHaveLength(1);
+  });
+
+  it('overdueAfterMs 0 turns the tier off', () => {
+    const off = { ...o, overdueAfterMs: 0 };
+    const cleanup = scoreTask('cleanup', smallCleanup, policy, 100 * o.overdueAfterMs, off);
+    expect(cleanup.priority).toBeGreaterThan(OVERDUE_PRIORITY);
+    expect(cleanup.parts.some((p) => p.factor === 'overdue')).toBe(false);
   });
 });

@@ -30,6 +30,11 @@ export interface ScoreOptions {
   readonly agingStepMs: number;
   /** Points per aging step. Default 25: a fresh cleanup overtakes a fresh merge after 3 h. */
   readonly agingStepPoints: number;
+  /**
+   * A task that has waited this long is overdue: it runs before every task that is not, and
+   * overdue tasks run oldest first, whatever their points (ADR 0028). 0 = off. Default 15 min.
+   */
+  readonly overdueAfterMs: number;
 }
 
 export const DEFAULT_SCORE_OPTIONS: ScoreOptions = {
@@ -43,7 +48,15 @@ export const DEFAULT_SCORE_OPTIONS: ScoreOptions = {
   maxSteps: 100,
   agingStepMs: 5 * 60 * 1000,
   agingStepPoints: 25,
+  overdueAfterMs: 15 * 60 * 1000,
 };
+
+/**
+ * The priority of every overdue task: one below "run now", above any score. Equal priorities
+ * run in creation order (BullMQ's FIFO counter, which the planner's updates keep), so overdue
+ * tasks run oldest first.
+ */
+export const OVERDUE_PRIORITY = MIN_PRIORITY + 1;
 
 export type ScorePart = TaskScore['parts'][number];
 
@@ -55,6 +68,8 @@ export const ScoreFactor = {
   waiting: 'waiting',
   /** An operator's "run now" from the console (ADR 0024): no points, the front of the queue. */
   runNow: 'run-now',
+  /** Waited `overdueAfterMs` or longer: no points, ahead of every task not overdue (ADR 0028). */
+  overdue: 'overdue',
 } as const;
 
 function stepped(
@@ -82,6 +97,31 @@ export function agingPart(
     threshold: options.agingStepMs,
     points: steps * options.agingStepPoints,
   };
+}
+
+/**
+ * The parts for waiting `waitedMs`: the aging points, and the `overdue` part once the task
+ * has waited `overdueAfterMs`. Points alone cannot be fair: a merge's state points (up to
+ * 16,000) outweigh a cleanup's for days of aging, so a busy slot would never reach the
+ * cleanup; the overdue tier bounds every task's wait instead.
+ */
+export function waitingParts(
+  waitedMs: number,
+  options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
+): ScorePart[] {
+  const aging = agingPart(waitedMs, options);
+  const overdue = options.overdueAfterMs > 0 && aging.value >= options.overdueAfterMs;
+  return overdue
+    ? [
+        aging,
+        {
+          factor: ScoreFactor.overdue,
+          value: aging.value,
+          threshold: options.overdueAfterMs,
+          points: 0,
+        },
+      ]
+    : [aging];
 }
 
 /** The parts that come from the table state (everything but waiting). */
@@ -129,21 +169,27 @@ export function stateParts(
 }
 
 /**
- * Score → BullMQ priority: `MAX_PRIORITY - total`, clamped to 1..MAX_PRIORITY. Lower runs
- * first, so a higher score gives a lower number; never 0 (0 would jump every queue).
+ * Score → BullMQ priority: `MAX_PRIORITY - total`, clamped to OVERDUE_PRIORITY + 1 ..
+ * MAX_PRIORITY. Lower runs first, so a higher score gives a lower number; never 0 (0 would
+ * jump every queue), and never the "run now" or overdue tier, whatever the points.
  */
 export function priorityForScore(total: number): number {
   const p = MAX_PRIORITY - Math.round(total);
-  return Math.min(MAX_PRIORITY, Math.max(MIN_PRIORITY, p));
+  return Math.min(MAX_PRIORITY, Math.max(OVERDUE_PRIORITY + 1, p));
 }
 
 /**
  * Sums parts into a score with its priority; a score with a `run-now` part gets the highest
- * priority, `MIN_PRIORITY` (ahead of every other task; among raised tasks, the oldest first).
+ * priority, `MIN_PRIORITY` (ahead of every other task; among raised tasks, the oldest first),
+ * one with an `overdue` part `OVERDUE_PRIORITY` (next; among them, the oldest first).
  */
 export function scoreFromParts(parts: readonly ScorePart[]): TaskScore {
   const total = parts.reduce((sum, p) => sum + p.points, 0);
-  const priority = isRunNow({ parts }) ? MIN_PRIORITY : priorityForScore(total);
+  const priority = isRunNow({ parts })
+    ? MIN_PRIORITY
+    : parts.some((p) => p.factor === ScoreFactor.overdue)
+      ? OVERDUE_PRIORITY
+      : priorityForScore(total);
   return { total, priority, parts: [...parts] };
 }
 
@@ -169,14 +215,16 @@ export function keepRunNow(
   return waiting !== undefined && isRunNow(waiting) ? runNowScore(next) : next;
 }
 
-/** Replaces the waiting part of a score (the aging pass). */
+/** Replaces the waiting parts of a score (the aging pass). */
 export function withAging(
   score: TaskScore,
   waitedMs: number,
   options: ScoreOptions = DEFAULT_SCORE_OPTIONS,
 ): TaskScore {
-  const parts = score.parts.filter((p) => p.factor !== ScoreFactor.waiting);
-  return scoreFromParts([...parts, agingPart(waitedMs, options)]);
+  const parts = score.parts.filter(
+    (p) => p.factor !== ScoreFactor.waiting && p.factor !== ScoreFactor.overdue,
+  );
+  return scoreFromParts([...parts, ...waitingParts(waitedMs, options)]);
 }
 
 /** The full score of a task of `type` on `state` that has waited `waitedMs`. */
@@ -189,6 +237,6 @@ export function scoreTask(
 ): TaskScore {
   return scoreFromParts([
     ...stateParts(type, state, policy, options),
-    agingPart(waitedMs, options),
+    ...waitingParts(waitedMs, options),
   ]);
 }
