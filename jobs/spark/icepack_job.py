@@ -1006,9 +1006,8 @@ def run_batch(
     run_task = run_task or run_in_session
     entries = parse_batch(value)
     os.makedirs(args.result_dir, exist_ok=True)
-    catalog = args.catalog_name or next(
-        (t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None
-    )
+    # The batch's catalog: its first valid task's. `--catalog-name` only names it in Spark.
+    catalog = next((t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None)
     pending: list[tuple[dict[str, Any], str]] = []
     skipped = 0
     for task_id, checked in entries:
@@ -1018,7 +1017,7 @@ def run_batch(
             skipped += 1
         elif isinstance(checked, JobError):
             write_result(error_payload(task_id, checked.kind, str(checked)), path)
-        elif not args.catalog_name and checked["table"]["catalog"] != catalog:
+        elif checked["table"]["catalog"] != catalog:
             # One session, one catalog configuration: the dispatcher batches one catalog only.
             message = f"task.table.catalog is {checked['table']['catalog']}, the batch's is {catalog}"
             write_result(error_payload(task_id, "bad-input", message), path)
@@ -1027,7 +1026,7 @@ def run_batch(
     summary: dict[str, Any] = {"batch": len(entries), "skipped": skipped, "exitCode": ExitCode.OK}
     if not pending:
         return summary
-    args.catalog_name = catalog
+    args.catalog_name = args.catalog_name or catalog
     session_started = time.monotonic()
     spark = None
     cpu_before = 0.0

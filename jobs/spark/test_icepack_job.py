@@ -582,8 +582,12 @@ class BatchTest(unittest.TestCase):
         bad["type"] = "vacuum"
         tasks = [merge_on("a"), merge_on("dropped"), bad, merge_on("other", catalog="test"), merge_on("c")]
         with tempfile.TemporaryDirectory() as tmp:
+            # The Spark name of the catalog does not matter: the tasks' catalogs must agree.
             summary, ran = self.run_batch(
-                tmp, tasks, {"dropped": job.Refused("sales.dropped is not the table the task was planned for")}
+                tmp,
+                tasks,
+                {"dropped": job.Refused("sales.dropped is not the table the task was planned for")},
+                catalog_name="spark_prod",
             )
             results = {t["table"]["name"]: self.result_of(tmp, t["id"]) for t in tasks}
         self.assertEqual(ran, ["a", "dropped", "c"])
