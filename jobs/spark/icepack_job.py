@@ -1247,11 +1247,15 @@ def main_batch(args: argparse.Namespace, span: JobSpan) -> int:
     except JobError as error:
         failure = error_payload(None, error.kind, str(error))
         summary = {"batch": 0, "exitCode": failure["exitCode"], "error": failure["error"]}
-    line = result_line(summary)
-    if os.path.isdir(args.result_dir):
-        write_result(summary, os.path.join(args.result_dir, BATCH_RESULT_FILE), args.termination_log)
-    else:
-        print(line, flush=True)
+    # Also for a bad batch, which ends before the directory is made: the runner reads the
+    # summary to tell "bad input, do not retry" from "killed, retry".
+    try:
+        os.makedirs(args.result_dir, exist_ok=True)
+        path: str | None = os.path.join(args.result_dir, BATCH_RESULT_FILE)
+    except OSError as error:
+        print(f"icepack_job: cannot make the result directory: {error}", file=sys.stderr)
+        path = None
+    write_result(summary, path, args.termination_log)
     span.finish({"ok": summary["exitCode"] == ExitCode.OK, **summary})
     return int(summary["exitCode"])
 
