@@ -104,9 +104,9 @@ interface LaunchSpec extends Pick<
   readonly logFields: Readonly<Record<string, unknown>>;
 }
 
-/** The job's batch summary file and the directory of its per-task results (jobs/spark). */
-const BATCH_FILE = 'batch.json';
+/** The directory of a batch's per-task results and, in it, the job's summary (jobs/spark). */
 const BATCH_RESULTS = 'results';
+const BATCH_FILE = join(BATCH_RESULTS, 'batch.json');
 
 const TAIL = 3_000;
 
@@ -241,6 +241,7 @@ export class LocalRunner implements SparkRunner {
     const ended = await this.waitForExit(dir, spec, launch);
     if (ended === 'timeout') {
       const error = this.timeoutError(request.timeoutMs);
+      await mkdir(join(dir, BATCH_RESULTS), { recursive: true });
       await writeFile(join(dir, BATCH_FILE), JSON.stringify({ exitCode: 1, error }));
     }
     return { ends: await this.batchEnds(dir, request), reattached };
