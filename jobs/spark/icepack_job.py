@@ -416,6 +416,20 @@ def error_payload(task_id: str | None, kind: str, message: str) -> dict[str, Any
     }
 
 
+def failure_payload(task_id: str | None, error: BaseException) -> dict[str, Any]:
+    """The result of a task that failed with `error`: its JobError kind, else the kind of the
+    Java exception behind it (classify), else `failed`."""
+    if isinstance(error, JobError):
+        return error_payload(task_id, error.kind, str(error))
+    chain = java_chain(error)
+    kind = classify(chain) if chain else "failed"
+    message = f"{chain[0][0]}: {chain[0][1]}" if chain else f"{type(error).__name__}: {error}"
+    # The root cause is usually the telling part of a long Java chain.
+    if len(chain) > 1 and chain[-1][1]:
+        message = f"{message} (caused by {chain[-1][0]}: {chain[-1][1]})"
+    return error_payload(task_id, kind, message)
+
+
 def read_secret(env: dict[str, str], name: str) -> str | None:
     if env.get(name):
         return env[name]
@@ -432,22 +446,24 @@ def read_secret(env: dict[str, str], name: str) -> str | None:
 def read_task_text(args: argparse.Namespace) -> str:
     if args.task_json is not None:
         return args.task_json
-    if args.task == "-":
+    path = args.task if args.task is not None else args.tasks
+    if path == "-":
         return sys.stdin.read()
     try:
-        with open(args.task, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             return fh.read()
     except OSError as error:
-        raise BadInput(f"cannot read the task file {args.task}: {error.strerror}") from None
+        raise BadInput(f"cannot read the task file {path}: {error.strerror}") from None
 
 
 def read_task(args: argparse.Namespace) -> Any:
-    """The task as JSON, not yet checked (parse_task does that)."""
+    """The task (or the batch's tasks) as JSON, not yet checked (parse_task does that)."""
     text = read_task_text(args)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise BadInput(f"task is not valid JSON: {error}") from None
+        what = "tasks" if getattr(args, "tasks", None) is not None else "task"
+        raise BadInput(f"{what} is not valid JSON: {error}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -877,28 +893,37 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     spark = build_session(args, task["type"])
     try:
-        table = load_table(spark, catalog_name, task["table"])
-        metadata_table = is_metadata_table(table)
-        allowed = guard_table(
-            task,
-            "" if metadata_table else str(table.uuid()),
-            metadata_table,
-            dict(table.properties()),
-            int(time.time() * 1000),
-        )
-        before = table_figures(table)
-        if task["type"] == "cleanup":
-            outcome = run_expire(spark, table, allowed)
-            # What was applied: the task's retention or the table's, whichever keeps more.
-            outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
-            outcome["expireSnapshots"]["retainLast"] = allowed["retainLast"]
-        else:
-            outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
-        after = table_figures(table)
-        commits = commit_totals(commits_since(table, before["snapshotId"]))
-        cpu = run_cpu_seconds(spark)
+        return run_in_session(spark, args, task, started)
     finally:
         spark.stop()
+
+
+def run_in_session(
+    spark, args: argparse.Namespace, task: dict[str, Any], started: float, cpu_before: float = 0.0
+) -> dict[str, Any]:
+    """One task on a running session: guard, work, figures. `started` (monotonic) is where its
+    `durationMs` counts from: the session's start for a single task, the task's own in a batch.
+    `cpu_before`: the session's CPU before the task (a batch's tasks share the processes)."""
+    table = load_table(spark, args.catalog_name, task["table"])
+    metadata_table = is_metadata_table(table)
+    allowed = guard_table(
+        task,
+        "" if metadata_table else str(table.uuid()),
+        metadata_table,
+        dict(table.properties()),
+        int(time.time() * 1000),
+    )
+    before = table_figures(table)
+    if task["type"] == "cleanup":
+        outcome = run_expire(spark, table, allowed)
+        # What was applied: the task's retention or the table's, whichever keeps more.
+        outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
+        outcome["expireSnapshots"]["retainLast"] = allowed["retainLast"]
+    else:
+        outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
+    after = table_figures(table)
+    commits = commit_totals(commits_since(table, before["snapshotId"]))
+    cpu = run_cpu_seconds(spark)
     return {
         "ok": True,
         "taskId": task["id"],
@@ -908,9 +933,131 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
         "after": after,
         "durationMs": int((time.monotonic() - started) * 1000),
         "commits": commits,
-        **({} if cpu is None else {"cpuSeconds": round(cpu, 3)}),
+        **({} if cpu is None else {"cpuSeconds": round(max(0.0, cpu - cpu_before), 3)}),
         **outcome,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches (`--tasks`): several small tasks of one catalog in one Spark session, one after
+# another, each with its own guard, commit and result (docs/spark-job.md#batches). A session
+# start costs more than a small table's maintenance (bench/results/lake-sim-2026-12-02.md).
+
+# The most tasks one batch may hold: the dispatcher sends far fewer (docs/dispatcher.md); a
+# bound keeps a malformed file from holding a session for hours.
+MAX_BATCH_TASKS = 100
+BATCH_RESULT_FILE = "batch.json"
+
+
+def task_result_name(task_id: str) -> str:
+    """A task's result file in the result directory: a hash of its id, since ids hold `/`, `%`
+    and any table name. The same as the dispatcher's `taskHash` (runners/run-key.ts)."""
+    import hashlib
+
+    return hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16] + ".json"
+
+
+def parse_batch(value: Any) -> list[tuple[str, dict[str, Any] | JobError]]:
+    """(task id, the checked task or why it is bad input) for each task of a `--tasks` file.
+
+    A task that fails parse_task is bad input of its own (its result says so, the others run);
+    the batch as a whole is bad input (BadInput raised) only when no task could be told apart:
+    not a list, empty, over MAX_BATCH_TASKS, a task without a string id, an id twice."""
+    if not isinstance(value, list):
+        raise BadInput("tasks must be a JSON array of tasks")
+    if not value:
+        raise BadInput("tasks must not be empty")
+    if len(value) > MAX_BATCH_TASKS:
+        raise BadInput(f"tasks holds {len(value)} tasks, at most {MAX_BATCH_TASKS} are allowed")
+    out: list[tuple[str, dict[str, Any] | JobError]] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(value):
+        task_id = item.get("id") if isinstance(item, dict) else None
+        if not isinstance(task_id, str) or not task_id:
+            raise BadInput(f"tasks[{i}].id is required: a task without an id cannot have its own result")
+        if task_id in seen:
+            raise BadInput(f"tasks[{i}].id repeats tasks[{seen[task_id]}].id")
+        seen[task_id] = i
+        try:
+            out.append((task_id, parse_task(item)))
+        except BadInput as error:
+            out.append((task_id, BadInput(f"tasks[{i}]: {error}")))
+    return out
+
+
+def session_alive(spark) -> bool:
+    """Can the session run the next task? False once the JVM or its SparkContext is gone."""
+    try:
+        return not spark.sparkContext._jsc.sc().isStopped()
+    except Exception:  # noqa: BLE001 — a py4j error here means the JVM is gone
+        return False
+
+
+def run_batch(
+    args: argparse.Namespace, value: Any, start_session=None, run_task=None
+) -> dict[str, Any]:
+    """Runs the batch's tasks one after another in one session; each task's result goes to its
+    own file in `args.result_dir` (atomically) and to stdout. A task whose result file exists is
+    skipped: it ran before, in a batch run that was cut short, and never runs twice. One task's
+    failure is that task's result; a session failure ends the batch, and the tasks it left
+    without a result are the runner's to report lost (retried). Returns the batch's summary.
+    `start_session` and `run_task` are for tests (build_session and run_in_session)."""
+    start_session = start_session or build_session
+    run_task = run_task or run_in_session
+    entries = parse_batch(value)
+    os.makedirs(args.result_dir, exist_ok=True)
+    # The batch's catalog: its first valid task's. `--catalog-name` only names it in Spark.
+    catalog = next((t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None)
+    pending: list[tuple[dict[str, Any], str]] = []
+    skipped = 0
+    for task_id, checked in entries:
+        path = os.path.join(args.result_dir, task_result_name(task_id))
+        if os.path.exists(path):
+            print(f"icepack_job: {task_id} has a result already; not run again", file=sys.stderr)
+            skipped += 1
+        elif isinstance(checked, JobError):
+            write_result(error_payload(task_id, checked.kind, str(checked)), path)
+        elif checked["table"]["catalog"] != catalog:
+            # One session, one catalog configuration: the dispatcher batches one catalog only.
+            message = f"task.table.catalog is {checked['table']['catalog']}, the batch's is {catalog}"
+            write_result(error_payload(task_id, "bad-input", message), path)
+        else:
+            pending.append((checked, path))
+    summary: dict[str, Any] = {"batch": len(entries), "skipped": skipped, "exitCode": ExitCode.OK}
+    if not pending:
+        return summary
+    args.catalog_name = args.catalog_name or catalog
+    session_started = time.monotonic()
+    spark = None
+    cpu_before = 0.0
+    ran = 0
+    try:
+        spark = start_session(args, "batch")
+        for task, path in pending:
+            # The first task's duration and CPU include the session's start, as a single task's
+            # do; the others count their own (the batch's sum is the session's).
+            started = session_started if ran == 0 else time.monotonic()
+            try:
+                payload = run_task(spark, args, task, started, cpu_before)
+            except Exception as error:  # noqa: BLE001 — one task's failure is its own result
+                if not session_alive(spark):
+                    raise
+                payload = failure_payload(task["id"], error)
+            write_result(payload, path)
+            cpu_before += payload.get("cpuSeconds", 0.0)
+            ran += 1
+    except Exception as error:  # noqa: BLE001 — the session failed: the rest have no result
+        failure = failure_payload(None, error)
+        summary.update(exitCode=ExitCode.FAILED, error=failure["error"])
+        print(f"icepack_job: the batch's session failed after {ran} of {len(pending)} tasks", file=sys.stderr)
+    finally:
+        if spark is not None:
+            try:
+                spark.stop()
+            except Exception:  # noqa: BLE001 — stopping a dead session fails; its results are out
+                pass
+    summary["ran"] = ran
+    return summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1022,16 +1169,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--task", help="task JSON file, or - for stdin")
     source.add_argument("--task-json", help="task JSON text")
+    source.add_argument("--tasks", help="batch: a JSON array of tasks of one catalog (file, or - for stdin)")
     parser.add_argument("--catalog-name", help="Spark catalog name (default: the task's table.catalog)")
     parser.add_argument("--catalog-uri", help="REST catalog URI; omit when spark conf configures the catalog")
     parser.add_argument("--warehouse")
     parser.add_argument("--max-concurrent-file-group-rewrites", type=int)
     parser.add_argument("--result-file", help="also write the result line here (atomically)")
+    parser.add_argument("--result-dir", help="batch: each task's result in <dir>/<hash of task id>.json")
     parser.add_argument(
         "--termination-log",
         help="also write the result line to this container termination-message file (Kubernetes)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.tasks is not None and not args.result_dir:
+        parser.error("--tasks needs --result-dir: each task's result is a file of its own")
+    return args
 
 
 # What Kubernetes keeps of a container's termination message (bytes); beyond it, it truncates.
@@ -1068,6 +1220,8 @@ def write_result(payload: dict[str, Any], path: str | None, termination_log: str
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     span = start_job_span(os.environ)
+    if args.tasks is not None:
+        return main_batch(args, span)
     task_id: str | None = None
     try:
         value = read_task(args)
@@ -1076,20 +1230,34 @@ def main(argv: list[str] | None = None) -> int:
         task = parse_task(value)
         task_id = task["id"]
         payload = run(args, task)
-    except JobError as error:
-        payload = error_payload(task_id, error.kind, str(error))
     except Exception as error:  # noqa: BLE001 — every failure must end in one result line
-        chain = java_chain(error)
-        kind = classify(chain) if chain else "failed"
-        message = f"{chain[0][0]}: {chain[0][1]}" if chain else f"{type(error).__name__}: {error}"
-        # The root cause is usually the telling part of a long Java chain.
-        if len(chain) > 1 and chain[-1][1]:
-            message = f"{message} (caused by {chain[-1][0]}: {chain[-1][1]})"
-        payload = error_payload(task_id, kind, message)
+        payload = failure_payload(task_id, error)
     write_result(payload, args.result_file, args.termination_log)
     # After the result is safe: a slow collector delays the job's exit, never its result.
     span.finish(payload)
     return int(payload["exitCode"])
+
+
+def main_batch(args: argparse.Namespace, span: JobSpan) -> int:
+    """`--tasks`: the tasks' results are in the result directory; stdout ends with the batch's
+    summary line (`batch.json` too). Exit 0 when every task has a result, whatever it says;
+    2 when the batch itself is bad input (no task ran); 1 when the session failed."""
+    try:
+        summary = run_batch(args, read_task(args))
+    except JobError as error:
+        failure = error_payload(None, error.kind, str(error))
+        summary = {"batch": 0, "exitCode": failure["exitCode"], "error": failure["error"]}
+    # Also for a bad batch, which ends before the directory is made: the runner reads the
+    # summary to tell "bad input, do not retry" from "killed, retry".
+    try:
+        os.makedirs(args.result_dir, exist_ok=True)
+        path: str | None = os.path.join(args.result_dir, BATCH_RESULT_FILE)
+    except OSError as error:
+        print(f"icepack_job: cannot make the result directory: {error}", file=sys.stderr)
+        path = None
+    write_result(summary, path, args.termination_log)
+    span.finish({"ok": summary["exitCode"] == ExitCode.OK, **summary})
+    return int(summary["exitCode"])
 
 
 if __name__ == "__main__":

@@ -495,3 +495,153 @@ class TracingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def batch_args(result_dir: str, catalog_name: str | None = None):
+    return job.parse_args(["--tasks", "-", "--result-dir", result_dir, *(["--catalog-name", catalog_name] if catalog_name else [])])
+
+
+def merge_on(name: str, task_id: str | None = None, catalog: str = "prod") -> dict:
+    task = json.loads(json.dumps(MERGE))
+    task["id"] = task_id or f"merge/{catalog}/sales/{name}"
+    task["table"] = {"catalog": catalog, "namespace": ["sales"], "name": name}
+    return task
+
+
+class _FakeSession:
+    """A session whose `isStopped` the test sets: `alive = False` is Spark gone."""
+
+    def __init__(self) -> None:
+        self.alive = True
+        self.stopped = False
+        self.sparkContext = mock.Mock()
+        self.sparkContext._jsc.sc.return_value.isStopped.side_effect = lambda: not self.alive
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class BatchTest(unittest.TestCase):
+    def run_batch(self, tmp: str, tasks: list, outcomes: dict, session: _FakeSession | None = None, **kw):
+        """Runs `tasks` with a fake task runner: `outcomes[table name]` is an exception to raise
+        (a callable is called first: it may kill the session); other tables succeed."""
+        session = session or _FakeSession()
+        ran: list[str] = []
+
+        def run_task(spark, args, task, started, cpu_before):
+            self.assertIs(spark, session)
+            name = task["table"]["name"]
+            ran.append(name)
+            outcome = outcomes.get(name)
+            if callable(outcome) and not isinstance(outcome, type):
+                outcome = outcome()
+            if outcome is not None:
+                raise outcome
+            return {"ok": True, "taskId": task["id"], "exitCode": 0, "cpuSeconds": 1.0}
+
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            summary = job.run_batch(batch_args(tmp, **kw), tasks, lambda args, kind: session, run_task)
+        self.assertTrue(session.stopped)
+        return summary, ran
+
+    def result_of(self, tmp: str, task_id: str) -> dict | None:
+        path = os.path.join(tmp, job.task_result_name(task_id))
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return json.loads(fh.read())
+
+    def test_the_batch_file_is_checked_as_a_whole_only_where_tasks_cannot_be_told_apart(self):
+        for value, phrase in (
+            ({"id": "x"}, "tasks must be a JSON array"),
+            ([], "must not be empty"),
+            ([merge_on(f"t{i}") for i in range(job.MAX_BATCH_TASKS + 1)], f"at most {job.MAX_BATCH_TASKS}"),
+            ([merge_on("a"), {"type": "merge"}], "tasks[1].id is required"),
+            ([merge_on("a"), merge_on("b", task_id="merge/prod/sales/a")], "tasks[1].id repeats tasks[0].id"),
+        ):
+            with self.subTest(phrase=phrase), self.assertRaises(job.BadInput) as raised:
+                job.parse_batch(value)
+            self.assertIn(phrase, str(raised.exception))
+        bad = merge_on("b")
+        del bad["parameters"]["minInputFiles"]
+        entries = job.parse_batch([merge_on("a"), bad])
+        self.assertEqual(entries[0][1]["table"]["name"], "a")
+        self.assertIsInstance(entries[1][1], job.BadInput)
+        self.assertIn("tasks[1]: task.parameters.minInputFiles is required", str(entries[1][1]))
+
+    def test_result_files_are_named_like_the_dispatchers_task_hash(self):
+        # runners/run-key.ts taskHash: sha256 hex of the id, first 16 characters.
+        import hashlib
+
+        self.assertEqual(
+            job.task_result_name("a/b%c"), hashlib.sha256(b"a/b%c").hexdigest()[:16] + ".json"
+        )
+
+    def test_one_tasks_failure_is_its_own_result_and_the_others_run(self):
+        bad = merge_on("bad-input")
+        bad["type"] = "vacuum"
+        tasks = [merge_on("a"), merge_on("dropped"), bad, merge_on("other", catalog="test"), merge_on("c")]
+        with tempfile.TemporaryDirectory() as tmp:
+            # The Spark name of the catalog does not matter: the tasks' catalogs must agree.
+            summary, ran = self.run_batch(
+                tmp,
+                tasks,
+                {"dropped": job.Refused("sales.dropped is not the table the task was planned for")},
+                catalog_name="spark_prod",
+            )
+            results = {t["table"]["name"]: self.result_of(tmp, t["id"]) for t in tasks}
+        self.assertEqual(ran, ["a", "dropped", "c"])
+        self.assertEqual(summary["exitCode"], 0)
+        self.assertEqual(summary["ran"], 3)
+        self.assertTrue(results["a"]["ok"] and results["c"]["ok"])
+        self.assertEqual(results["dropped"]["error"]["kind"], "refused")
+        self.assertEqual(results["dropped"]["taskId"], "merge/prod/sales/dropped")
+        self.assertEqual(results["bad-input"]["error"]["kind"], "bad-input")
+        self.assertIn("tasks[2]: task.type", results["bad-input"]["error"]["message"])
+        self.assertEqual(results["other"]["error"]["kind"], "bad-input")
+        self.assertIn("task.table.catalog is test, the batch's is prod", results["other"]["error"]["message"])
+
+    def test_a_failed_session_ends_the_batch_and_leaves_the_rest_without_a_result(self):
+        session = _FakeSession()
+
+        def spark_dies():
+            session.alive = False
+            return RuntimeError("py4j: Answer from Java side is empty")
+
+        tasks = [merge_on("a"), merge_on("b"), merge_on("c")]
+        with tempfile.TemporaryDirectory() as tmp:
+            summary, ran = self.run_batch(tmp, tasks, {"b": spark_dies}, session)
+            results = [self.result_of(tmp, t["id"]) for t in tasks]
+        self.assertEqual(ran, ["a", "b"])
+        self.assertTrue(results[0]["ok"])
+        # b and c have no result: the runner reports them lost, and they are retried.
+        self.assertEqual(results[1:], [None, None])
+        self.assertEqual(summary["exitCode"], job.ExitCode.FAILED)
+        self.assertEqual(summary["ran"], 1)
+
+    def test_a_task_with_a_result_is_never_run_again(self):
+        tasks = [merge_on("a"), merge_on("b")]
+        with tempfile.TemporaryDirectory() as tmp:
+            first, ran_first = self.run_batch(tmp, tasks[:1], {})
+            again, ran_again = self.run_batch(tmp, tasks, {})
+        self.assertEqual(ran_first, ["a"])
+        self.assertEqual(ran_again, ["b"])
+        self.assertEqual(again["skipped"], 1)
+
+    def test_main_writes_the_batch_summary_and_exits_2_on_a_bad_batch(self):
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(io.StringIO()) as out:
+            tasks_file = os.path.join(tmp, "tasks.json")
+            with open(tasks_file, "w", encoding="utf-8") as fh:
+                fh.write("[]")
+            # Not made yet: a bad batch ends before run_batch makes it, and still leaves its summary.
+            result_dir = os.path.join(tmp, "results")
+            code = job.main(["--tasks", tasks_file, "--result-dir", result_dir])
+            with open(os.path.join(result_dir, job.BATCH_RESULT_FILE), encoding="utf-8") as fh:
+                summary = json.loads(fh.read())
+        self.assertEqual(code, 2)
+        self.assertEqual(summary["error"]["kind"], "bad-input")
+        self.assertEqual(json.loads(out.getvalue().splitlines()[-1]), summary)
+
+    def test_tasks_needs_a_result_directory(self):
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            job.parse_args(["--tasks", "t.json"])

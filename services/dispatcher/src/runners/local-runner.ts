@@ -17,15 +17,24 @@ import type { RunLocation, TaskError } from '@icepack/types';
 import { jobSparkConf } from '../domain/job-catalog.ts';
 import { localJobCredentials, type ResolveJobSecret } from '../domain/job-credentials.ts';
 import { localJobEnvironment } from '../domain/job-environment.ts';
-import { errorWithoutResult, jobResultSchema } from './job-result.ts';
+import { errorWithoutResult, JobExitCode, jobResultSchema } from './job-result.ts';
 import {
   processAlive,
   processStartTicks,
   signalGroup,
   type ProcessIdentity,
 } from './local-process.ts';
-import { runKey } from './run-key.ts';
-import type { RunEnd, RunKey, RunOutcome, RunRequest, SparkRunner } from './spark-runner.ts';
+import { runKey, taskHash } from './run-key.ts';
+import type {
+  BatchOutcome,
+  BatchRunKey,
+  BatchRunRequest,
+  RunEnd,
+  RunKey,
+  RunOutcome,
+  RunRequest,
+  SparkRunner,
+} from './spark-runner.ts';
 
 const cacheDir = process.env.ICEPACK_CACHE ?? join(homedir(), '.cache', 'icepack');
 
@@ -79,6 +88,25 @@ export interface LocalRunnerOptions {
 interface LaunchRecord extends ProcessIdentity {
   readonly startedAt: number;
 }
+
+/** What one launch runs: a single task or a batch; the rest of the run directory is shared. */
+interface LaunchSpec extends Pick<
+  RunRequest,
+  'binding' | 'size' | 'catalog' | 'traceparent' | 'timeoutMs'
+> {
+  /** `--name` of the Spark application. */
+  readonly appName: string;
+  /** The job's input file in the run directory and its content. */
+  readonly input: { readonly file: string; readonly json: string };
+  /** The job's arguments that name its input and results. */
+  readonly jobArgs: readonly string[];
+  /** What `runs.log` records of the launch besides the process. */
+  readonly logFields: Readonly<Record<string, unknown>>;
+}
+
+/** The directory of a batch's per-task results and, in it, the job's summary (jobs/spark). */
+const BATCH_RESULTS = 'results';
+const BATCH_FILE = join(BATCH_RESULTS, 'batch.json');
 
 const TAIL = 3_000;
 
@@ -148,41 +176,160 @@ export class LocalRunner implements SparkRunner {
   async run(request: RunRequest): Promise<RunOutcome> {
     const dir = this.runDir(request);
     await mkdir(dir, { recursive: true });
-    const done = await this.readResult(dir);
+    const done = await this.readResult(join(dir, 'result.json'));
     if (done !== undefined) return { ...done, reattached: true };
 
-    // Resolved before anything is marked: a credential that cannot be resolved launches
-    // nothing (a run launched before is still followed).
-    const credentials = localJobCredentials(
-      request.catalog.auth ?? { type: 'none' },
-      this.opts.resolveSecret,
-    );
-    if (!credentials.ok && !(await this.isLaunched(request))) {
+    const spec = this.singleSpec(dir, request);
+    const started = await this.start(dir, spec);
+    if ('problem' in started) {
       return {
         ok: false,
-        error: errorWithoutResult('bad-input', credentials.problem, false),
+        error: errorWithoutResult('bad-input', started.problem, false),
         reattached: false,
       };
     }
-    let launch: LaunchRecord | undefined;
-    let reattached = false;
+    const { launch, reattached } = started;
+    request.onSubmitted?.();
+    const outcome = await this.follow(dir, spec, launch);
+    return { ...outcome, reattached };
+  }
+
+  /** The batch's run directory: keyed like a run's, by (batch run, attempt). */
+  batchDir(key: BatchRunKey): string {
+    return join(this.opts.stateDir, `batch-${runKey(key.batchRun, key.attempt)}`);
+  }
+
+  /**
+   * One spark-submit for the batch (`--tasks`), tracked in its run directory as a single run
+   * is; each task's end from its own result file (`results/<task hash>.json`), which the job
+   * writes as the task ends, so a restarted dispatcher reads the tasks that ended before the
+   * crash and follows the rest. Never launched twice per (batch run, attempt).
+   */
+  async runBatch(request: BatchRunRequest): Promise<BatchOutcome> {
+    const dir = this.batchDir(request);
+    await mkdir(dir, { recursive: true });
+    try {
+      await access(join(dir, BATCH_FILE));
+      return { ends: await this.batchEnds(dir, request), reattached: true };
+    } catch {
+      // Not ended yet (or never launched).
+    }
+    const spec: LaunchSpec = {
+      ...request,
+      appName: `icepack-batch-${runKey(request.batchRun, request.attempt)}`,
+      input: {
+        file: 'tasks.json',
+        json: JSON.stringify(request.tasks.map((t) => t.task)),
+      },
+      jobArgs: ['--tasks', join(dir, 'tasks.json'), '--result-dir', join(dir, BATCH_RESULTS)],
+      logFields: {
+        batchRun: request.batchRun,
+        attempt: request.attempt,
+        taskRuns: request.tasks.map((t) => t.taskRun),
+      },
+    };
+    const started = await this.start(dir, spec);
+    if ('problem' in started) {
+      const error = errorWithoutResult('bad-input', started.problem, false);
+      const ends = new Map<string, RunEnd>(
+        request.tasks.map((t) => [t.taskRun, { ok: false, error }]),
+      );
+      return { ends, reattached: false };
+    }
+    const { launch, reattached } = started;
+    request.onSubmitted?.();
+    const ended = await this.waitForExit(dir, spec, launch);
+    if (ended === 'timeout') {
+      const error = this.timeoutError(request.timeoutMs);
+      await mkdir(join(dir, BATCH_RESULTS), { recursive: true });
+      await writeFile(join(dir, BATCH_FILE), JSON.stringify({ exitCode: 1, error }));
+    }
+    return { ends: await this.batchEnds(dir, request), reattached };
+  }
+
+  /** Each task's end: its result file, else what the batch says, else lost (retryable). */
+  private async batchEnds(dir: string, request: BatchRunRequest): Promise<Map<string, RunEnd>> {
+    let batch: { exitCode?: number; error?: TaskError } = {};
+    try {
+      batch = JSON.parse(await readFile(join(dir, BATCH_FILE), 'utf8')) as typeof batch;
+    } catch {
+      // Killed before its summary: the tasks without a result are lost.
+    }
+    const tail = await this.stderrTail(dir);
+    const ends = new Map<string, RunEnd>();
+    for (const { taskRun, task } of request.tasks) {
+      const file = join(dir, BATCH_RESULTS, `${taskHash(task.id)}.json`);
+      const end = await this.readResult(file);
+      // Bad input of the batch as a whole (exit 2) and a timeout are not retried; a batch
+      // whose session died under the tasks leaves them to a retry, as a single run killed would.
+      const error =
+        batch.error !== undefined &&
+        (batch.exitCode === JobExitCode.badInput || batch.error.kind === 'timeout')
+          ? batch.error
+          : this.lostError(tail);
+      ends.set(taskRun, end ?? { ok: false, error });
+    }
+    return ends;
+  }
+
+  private singleSpec(dir: string, request: RunRequest): LaunchSpec {
+    return {
+      ...request,
+      appName: `icepack-${request.task.type}-${this.runName(request)}`,
+      input: { file: 'task.json', json: JSON.stringify(request.task) },
+      jobArgs: ['--task', join(dir, 'task.json'), '--result-file', join(dir, 'result.json')],
+      logFields: {
+        taskId: request.task.id,
+        runId: this.runName(request),
+        taskRun: request.taskRun,
+        attempt: request.attempt,
+      },
+    };
+  }
+
+  /**
+   * Resolves the catalog's credential, then claims the launch. Resolved before anything is
+   * marked: a credential that cannot be resolved launches nothing (`problem`); a run
+   * launched before is still followed.
+   */
+  private async start(
+    dir: string,
+    spec: LaunchSpec,
+  ): Promise<{ problem: string } | { launch: LaunchRecord | undefined; reattached: boolean }> {
+    const credentials = localJobCredentials(
+      spec.catalog.auth ?? { type: 'none' },
+      this.opts.resolveSecret,
+    );
+    const marked = await access(join(dir, 'launched')).then(
+      () => true,
+      () => false,
+    );
+    if (!credentials.ok && !marked) return { problem: credentials.problem };
+    return this.claim(dir, spec, credentials.ok ? credentials.env : {});
+  }
+
+  /**
+   * Marks the run directory launched (exclusively: at most one launch, ever) and launches;
+   * when it was marked before, follows that launch instead.
+   */
+  private async claim(
+    dir: string,
+    spec: LaunchSpec,
+    credentials: Readonly<Record<string, string>>,
+  ): Promise<{ launch: LaunchRecord | undefined; reattached: boolean }> {
     try {
       const marker = await open(join(dir, 'launched'), 'wx');
       await marker.writeFile(new Date().toISOString());
       await marker.close();
-      launch = await this.launch(dir, request, credentials.ok ? credentials.env : {});
+      return { launch: await this.launch(dir, spec, credentials), reattached: false };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      reattached = true;
-      launch = await this.readLaunch(dir, request);
+      return { launch: await this.readLaunch(dir, spec), reattached: true };
     }
-    request.onSubmitted?.();
-    const outcome = await this.follow(dir, request, launch);
-    return { ...outcome, reattached };
   }
 
-  private args(dir: string, request: RunRequest): string[] {
-    const { size, catalog } = request;
+  private args(spec: LaunchSpec): string[] {
+    const { size, catalog } = spec;
     const cores = Math.max(
       1,
       Math.min(this.opts.maxCores, size.executor.cores * size.executor.instances),
@@ -200,23 +347,20 @@ export class LocalRunner implements SparkRunner {
       ...(this.opts.sparkJars === undefined ? {} : { 'spark.jars': this.opts.sparkJars }),
       // The catalog's non-secret configuration (its properties: S3 endpoint, region, …) as
       // the SparkApplication has it, the group's conf, the redaction regex last. No secret.
-      ...jobSparkConf(catalog, { ...request.binding.spark.sparkConf, ...this.opts.sparkConf }),
+      ...jobSparkConf(catalog, { ...spec.binding.spark.sparkConf, ...this.opts.sparkConf }),
     };
     const args = [
       '--master',
       `local[${String(cores)}]`,
       '--name',
-      `icepack-${request.task.type}-${this.runName(request)}`,
+      spec.appName,
       '--driver-memory',
       `${String(memoryMiB)}m`,
     ];
     for (const [key, value] of Object.entries(conf)) args.push('--conf', `${key}=${value}`);
     args.push(
       this.opts.jobFile,
-      '--task',
-      join(dir, 'task.json'),
-      '--result-file',
-      join(dir, 'result.json'),
+      ...spec.jobArgs,
       '--catalog-name',
       catalog.name,
       '--catalog-uri',
@@ -230,10 +374,10 @@ export class LocalRunner implements SparkRunner {
 
   private async launch(
     dir: string,
-    request: RunRequest,
+    spec: LaunchSpec,
     credentials: Readonly<Record<string, string>>,
   ): Promise<LaunchRecord> {
-    await writeFile(join(dir, 'task.json'), JSON.stringify(request.task));
+    await writeFile(join(dir, spec.input.file), spec.input.json);
     const stdout = await open(join(dir, 'stdout.log'), 'a');
     const stderr = await open(join(dir, 'stderr.log'), 'a');
     // The job inherits an allow-list of the dispatcher's environment (not its Redis, Kafka or
@@ -246,13 +390,13 @@ export class LocalRunner implements SparkRunner {
       PYSPARK_PYTHON: this.opts.python,
       PYSPARK_DRIVER_PYTHON: this.opts.python,
       SPARK_LOCAL_IP: process.env.SPARK_LOCAL_IP ?? '127.0.0.1',
-      ...(request.traceparent === undefined ? {} : { TRACEPARENT: request.traceparent }),
+      ...(spec.traceparent === undefined ? {} : { TRACEPARENT: spec.traceparent }),
     };
     // Detached (own session): the job survives a dispatcher crash, and a restarted
     // dispatcher re-attaches to it instead of launching it again.
     const child = spawn(
       '/bin/sh',
-      ['-c', LAUNCH_SCRIPT, 'icepack-launch', this.opts.sparkSubmit, ...this.args(dir, request)],
+      ['-c', LAUNCH_SCRIPT, 'icepack-launch', this.opts.sparkSubmit, ...this.args(spec)],
       {
         cwd: dir,
         env,
@@ -275,21 +419,21 @@ export class LocalRunner implements SparkRunner {
       ...(startTicks === undefined ? {} : { startTicks }),
       startedAt: Date.now(),
     };
-    await this.recordLaunch(dir, request, record);
+    await this.recordLaunch(dir, spec, record);
     return record;
   }
 
   /** Writes `pid` (atomically) and the launch's line in `runs.log`. */
   private async recordLaunch(
     dir: string,
-    request: RunRequest,
+    spec: LaunchSpec,
     record: LaunchRecord & { recovered?: true },
   ): Promise<void> {
     await writeFile(join(dir, 'pid.tmp'), JSON.stringify(record));
     await rename(join(dir, 'pid.tmp'), join(dir, 'pid'));
     await appendFile(
       join(dir, 'runs.log'),
-      `${JSON.stringify({ ...record, taskId: request.task.id, runId: this.runName(request), taskRun: request.taskRun, attempt: request.attempt })}\n`,
+      `${JSON.stringify({ ...record, ...spec.logFields })}\n`,
     );
   }
 
@@ -297,7 +441,7 @@ export class LocalRunner implements SparkRunner {
    * The launch record; if the launching dispatcher died before writing it, the one the
    * process left (`child.pid`, its first act), which is then recorded as `pid`.
    */
-  private async readLaunch(dir: string, request: RunRequest): Promise<LaunchRecord | undefined> {
+  private async readLaunch(dir: string, spec: LaunchSpec): Promise<LaunchRecord | undefined> {
     try {
       return JSON.parse(await readFile(join(dir, 'pid'), 'utf8')) as LaunchRecord;
     } catch {
@@ -318,14 +462,15 @@ export class LocalRunner implements SparkRunner {
       ...(startTicks === undefined ? {} : { startTicks }),
       startedAt: Math.round(startedAt),
     };
-    await this.recordLaunch(dir, request, { ...record, recovered: true });
+    await this.recordLaunch(dir, spec, { ...record, recovered: true });
     return record;
   }
 
-  private async readResult(dir: string): Promise<RunEnd | undefined> {
+  /** The job's result in `file` (a single run's `result.json`, a batch task's own file). */
+  private async readResult(file: string): Promise<RunEnd | undefined> {
     let text: string;
     try {
-      text = await readFile(join(dir, 'result.json'), 'utf8');
+      text = await readFile(file, 'utf8');
     } catch {
       return undefined;
     }
@@ -348,51 +493,70 @@ export class LocalRunner implements SparkRunner {
     }
   }
 
-  private async follow(
+  /**
+   * Waits until the launched process ends; past the timeout (from the launch) it is killed
+   * (SIGTERM, then SIGKILL after the grace) and `timeout` returned.
+   */
+  private async waitForExit(
     dir: string,
-    request: RunRequest,
+    spec: LaunchSpec,
     launch: LaunchRecord | undefined,
-  ): Promise<RunEnd> {
-    const { timeoutMs } = request;
+  ): Promise<'exited' | 'timeout'> {
     if (launch === undefined) {
       // Marked launched but no pid, not even the process's own: the launcher died before the
       // spawn, or a racing launcher is spawning right now. Give the latter a moment.
       await this.opts.pause(this.opts.pollMs * 2);
-      launch = await this.readLaunch(dir, request);
+      launch = await this.readLaunch(dir, spec);
     }
-    if (launch !== undefined) {
-      const deadline = launch.startedAt + timeoutMs;
-      while (await processAlive(launch, dir)) {
-        if (Date.now() > deadline) {
-          signalGroup(launch.pid, 'SIGTERM');
-          await this.opts.pause(this.opts.killGraceMs);
-          signalGroup(launch.pid, 'SIGKILL');
-          const error: TaskError = errorWithoutResult(
-            'timeout',
-            `cancelled after ${String(Math.round(timeoutMs / 1000))}s`,
-            false,
-          );
-          await writeFile(
-            join(dir, 'result.json'),
-            JSON.stringify({ ok: false, taskId: null, exitCode: 1, error }),
-          );
-          return { ok: false, error };
-        }
-        await this.opts.pause(this.opts.pollMs);
+    if (launch === undefined) return 'exited';
+    const deadline = launch.startedAt + spec.timeoutMs;
+    while (await processAlive(launch, dir)) {
+      if (Date.now() > deadline) {
+        signalGroup(launch.pid, 'SIGTERM');
+        await this.opts.pause(this.opts.killGraceMs);
+        signalGroup(launch.pid, 'SIGKILL');
+        return 'timeout';
       }
+      await this.opts.pause(this.opts.pollMs);
     }
-    const result = await this.readResult(dir);
+    return 'exited';
+  }
+
+  private timeoutError(timeoutMs: number): TaskError {
+    return errorWithoutResult(
+      'timeout',
+      `cancelled after ${String(Math.round(timeoutMs / 1000))}s`,
+      false,
+    );
+  }
+
+  /**
+   * Killed or crashed without a result line (OOM kill, machine restart): retryable, as a new
+   * attempt (a new run directory).
+   */
+  private lostError(tail: string): TaskError {
+    return errorWithoutResult(
+      'lost',
+      `the Spark job ended without a result${tail === '' ? '' : `: …${tail.slice(-800)}`}`,
+      true,
+    );
+  }
+
+  private async follow(
+    dir: string,
+    spec: LaunchSpec,
+    launch: LaunchRecord | undefined,
+  ): Promise<RunEnd> {
+    if ((await this.waitForExit(dir, spec, launch)) === 'timeout') {
+      const error = this.timeoutError(spec.timeoutMs);
+      await writeFile(
+        join(dir, 'result.json'),
+        JSON.stringify({ ok: false, taskId: null, exitCode: 1, error }),
+      );
+      return { ok: false, error };
+    }
+    const result = await this.readResult(join(dir, 'result.json'));
     if (result !== undefined) return result;
-    const tail = await this.stderrTail(dir);
-    // Killed or crashed without a result line (OOM kill, machine restart): retryable, as a
-    // new attempt (a new run directory).
-    return {
-      ok: false,
-      error: errorWithoutResult(
-        'lost',
-        `the Spark job ended without a result${tail === '' ? '' : `: …${tail.slice(-800)}`}`,
-        true,
-      ),
-    };
+    return { ok: false, error: this.lostError(await this.stderrTail(dir)) };
   }
 }

@@ -38,6 +38,32 @@ export interface RunRequest {
   readonly onSubmitted?: () => void;
 }
 
+/** One task of a batch: its task run (BullMQ job) and the task. */
+export interface BatchTask {
+  readonly taskRun: string;
+  readonly task: Task;
+}
+
+/**
+ * Several small tasks of one catalog in one Spark application (docs/dispatcher.md#batches):
+ * one after another, each with its own commit and result. Identified by (batch run, attempt)
+ * as a run is by (task run, attempt); the task list of an attempt never changes.
+ */
+export interface BatchRunRequest extends Omit<RunRequest, 'taskRun' | 'task'> {
+  /** The batch's id, stable across restarts (the leader job's task run). */
+  readonly batchRun: string;
+  readonly tasks: readonly BatchTask[];
+}
+
+/** What names a batch run. */
+export type BatchRunKey = Pick<BatchRunRequest, 'batchRun' | 'attempt'>;
+
+/** Each task's end by its task run; `reattached` as for a run. */
+export interface BatchOutcome {
+  readonly reattached: boolean;
+  readonly ends: ReadonlyMap<string, RunEnd>;
+}
+
 /** How a run ended. */
 export type RunEnd =
   /** `result`: the job's result line, when the runner can read it (local runner). */
@@ -70,4 +96,11 @@ export interface SparkRunner {
    * the job when the attempt starts. Optional: a runner without it records nothing.
    */
   location?(request: RunKey & Pick<RunRequest, 'binding'>): RunLocation;
+  /**
+   * Runs a batch to its end, idempotent per (batch run, attempt) like `run`: a second call
+   * follows the batch launched before, and a task with a result is never run again. A task
+   * the batch left without a result (the application died) ends `lost`, retryable.
+   * Optional: a runner without it runs every task alone.
+   */
+  runBatch?(request: BatchRunRequest): Promise<BatchOutcome>;
 }
