@@ -1,6 +1,9 @@
 // Runs whose state the dispatcher could misjudge (issue 15), on real Spark, the REST catalog,
 // Redis and Kafka: a live run must never be taken for ended, a retry's before-figures are the
-// table's when its own run starts, and a run whose state is unknown counts as running.
+// table's when its own run starts, and a run whose state is unknown counts as running. Also
+// batched runs (issue 18): three small tasks of one catalog in one spark-submit of the local
+// runner, one on a table dropped before the run. The tables of every test are built in one
+// Spark session and read back in one more.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +24,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sizeJob } from '../domain/sizing.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
-import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import type {
+  BatchOutcome,
+  BatchRunRequest,
+  RunKey,
+  RunOutcome,
+  RunRequest,
+  SparkRunner,
+} from '../runners/spark-runner.ts';
 import { heldLaunch, type HeldLaunch } from '../runners/testing/held-launch.ts';
 import { LocalBudgetQuota } from './quota.ts';
 import { CatalogTableHealth } from './table-health.ts';
@@ -54,8 +64,15 @@ const targets = {
   unknown: { catalogName: `unkstate${suffix}`, prefix: `unknown_${suffix}` },
 } satisfies Record<string, DispatchTableTarget>;
 type Target = keyof typeof targets;
+/** The batch's three tables: one catalog (a batch never spans two), a namespace each. */
+const batchCatalog = `unkbatch${suffix}`;
+const batchTargets = [1, 2, 3].map((n) => ({
+  catalogName: batchCatalog,
+  prefix: `batch${String(n)}_${suffix}`,
+})) satisfies DispatchTableTarget[];
 
 let built: Record<Target, DispatchTruth>;
+let batchBuilt: DispatchTruth[];
 let held: HeldLaunch;
 let redis: Redis;
 let producer: EnvelopeProducer;
@@ -69,8 +86,12 @@ function truthOf(which: Record<string, DispatchTruth>): DispatchTruth {
 
 beforeAll(async () => {
   const names = Object.keys(targets) as (keyof typeof targets)[];
-  const sets = await dispatchTableSets([KEY], sparkOptions, Object.values(targets));
+  const sets = await dispatchTableSets([KEY], sparkOptions, [
+    ...Object.values(targets),
+    ...batchTargets,
+  ]);
   built = Object.fromEntries(names.map((n, i) => [n, truthOf(sets[i] ?? {})])) as typeof built;
+  batchBuilt = sets.slice(names.length).map(truthOf);
   held = await heldLaunch(infra.python);
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
   producer = new EnvelopeProducer(
@@ -368,15 +389,116 @@ describe('a run whose state is unknown (runner error)', () => {
   }, 1_200_000);
 });
 
+/** Drops the table in the REST catalog (with its files): its task must fail, alone. */
+async function drop(t: DispatchTruth): Promise<void> {
+  const namespace = encodeURIComponent(t.id.namespace.join('\x1f'));
+  const url = `${infra.catalogUri}/v1/namespaces/${namespace}/tables/${encodeURIComponent(t.id.name)}`;
+  const answer = await fetch(`${url}?purgeRequested=true`, { method: 'DELETE' });
+  if (!answer.ok) throw new Error(`dropping ${t.id.name}: HTTP ${String(answer.status)}`);
+}
+
+describe('the local runner runs a batch of small tasks in one Spark application', () => {
+  const GiB = 2 ** 30;
+  let request: BatchRunRequest;
+  let first: BatchOutcome;
+  let second: BatchOutcome;
+  let stateDir: string;
+
+  beforeAll(async () => {
+    const dropped = batchBuilt[1]!;
+    await drop(dropped);
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const tasks = batchBuilt.map((t) => mergeTask(t, 5));
+    request = {
+      batchRun: `batch-${suffix}@1`,
+      attempt: 1,
+      tasks: tasks.map((task, i) => ({ taskRun: `${task.id}@${String(i)}`, task })),
+      binding: testBinding(batchCatalog),
+      size: {
+        driver: { cores: 1, memory: '1024m', memoryBytes: GiB },
+        executor: { cores: 1, memory: '1024m', memoryBytes: GiB, instances: 1 },
+        maxConcurrentFileGroupRewrites: 1,
+        request: { cpuMillicores: 2000, memoryBytes: 2 * GiB },
+      },
+      catalog: { name: batchCatalog, uri: infra.catalogUri },
+      timeoutMs: 15 * 60_000,
+    };
+    const options = { stateDir, pollMs: 500 };
+    const runner = new LocalRunner(options);
+    const running = runner.runBatch(request);
+    // A restarted dispatcher asks for the same batch while it runs: it follows that launch.
+    const runsLog = join(runner.batchDir(request), 'runs.log');
+    await until(
+      'the batch launch',
+      async () => (await readFile(runsLog, 'utf8').catch(() => '')) !== '',
+    );
+    second = await new LocalRunner(options).runBatch(request);
+    first = await running;
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+  }, 1_200_000);
+
+  it('launches one spark-submit for the batch, which the second caller follows', async () => {
+    expect(first.reattached).toBe(false);
+    expect(second.reattached).toBe(true);
+    const dir = new LocalRunner({ stateDir }).batchDir(request);
+    const launches = (await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n');
+    expect(launches).toHaveLength(1);
+    expect(JSON.parse(launches[0]!)).toMatchObject({
+      batchRun: request.batchRun,
+      taskRuns: request.tasks.map((t) => t.taskRun),
+    });
+    expect(await readdir(stateDir)).toHaveLength(1);
+    // Both report the same end for every task.
+    expect([...second.ends.entries()]).toEqual([...first.ends.entries()]);
+  });
+
+  it('commits each small table on its own, with its own result', () => {
+    for (const i of [0, 2]) {
+      const end = first.ends.get(request.tasks[i]!.taskRun);
+      expect(end?.ok, JSON.stringify(end)).toBe(true);
+      if (end?.ok !== true) continue;
+      expect(end.result?.taskId).toBe(request.tasks[i]!.task.id);
+      expect(end.result?.commits?.filesRewritten).toBe(batchBuilt[i]!.dataFiles.count);
+    }
+    // Rows and file counts are checked with the other tables' (`the tables`, below).
+  });
+
+  it('fails only the task of the dropped table, with its own error', () => {
+    const end = first.ends.get(request.tasks[1]!.taskRun);
+    expect(end).toMatchObject({ ok: false, error: { kind: 'table-not-found', retryable: false } });
+    expect(first.ends.size).toBe(3);
+  });
+
+  it('answers a later call from the result files, launching nothing', async () => {
+    const again = await new LocalRunner({ stateDir }).runBatch(request);
+    expect(again.reattached).toBe(true);
+    expect([...again.ends.entries()]).toEqual([...first.ends.entries()]);
+    const dir = new LocalRunner({ stateDir }).batchDir(request);
+    expect((await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n')).toHaveLength(1);
+  });
+});
+
 describe('the tables', () => {
   it('hold the same rows after every run, in fewer files', async () => {
-    const sets = await dispatchTableSets([KEY], sparkOptions, Object.values(targets), {
-      truthOnly: true,
-    });
+    // The batch's dropped table is gone; its two others were merged in the batch.
+    const batchKept = batchTargets.filter((_, i) => i !== 1);
+    const batchKeptBuilt = batchBuilt.filter((_, i) => i !== 1);
+    const sets = await dispatchTableSets(
+      [KEY],
+      sparkOptions,
+      [...Object.values(targets), ...batchKept],
+      { truthOnly: true },
+    );
     for (const [i, name] of (Object.keys(targets) as Target[]).entries()) {
       const now = truthOf(sets[i] ?? {});
       expect(now.contentChecksum, name).toEqual(built[name].contentChecksum);
       expect(now.dataFiles.count, name).toBeLessThan(built[name].dataFiles.count);
+    }
+    for (const [j, was] of batchKeptBuilt.entries()) {
+      const now = truthOf(sets[Object.keys(targets).length + j] ?? {});
+      expect(now.currentSnapshotId, `batch table ${String(j)}`).not.toBe(was.currentSnapshotId);
+      expect(now.contentChecksum, `batch table ${String(j)}`).toEqual(was.contentChecksum);
+      expect(now.dataFiles.count, `batch table ${String(j)}`).toBeLessThan(was.dataFiles.count);
     }
   }, 900_000);
 });

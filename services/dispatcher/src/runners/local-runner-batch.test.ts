@@ -1,7 +1,7 @@
 // The local runner's batch ends that need no Spark: a batch the job refuses as a whole, and a
 // batch whose process dies with some tasks' results written. The job runs for real (its
 // batch checks are plain Python); `spark-submit` is a stand-in that runs it with Python or
-// dies as the test says. Spark itself: local-runner-batch.int.test.ts.
+// dies as the test says. Spark itself: adapters/dispatch-unknown-runs.int.test.ts.
 import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
