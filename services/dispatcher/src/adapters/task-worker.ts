@@ -25,6 +25,8 @@ import {
 } from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
+import { runSample } from '../domain/learned-sizing.ts';
+import type { SizingModelSource } from './sizing-store.ts';
 import type { TableHealthReader } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
 
@@ -62,6 +64,11 @@ export interface TaskWorkerOptions {
    */
   readonly maxStalledCount?: number;
   readonly sizing?: SizingOptions;
+  /**
+   * Learned sizing (ADR 0026): jobs are sized with its current options instead of `sizing`,
+   * and each run's measurements are recorded to it when the run's end is known. Default none.
+   */
+  readonly sizingModel?: SizingModelSource;
   /** Told the time from dequeue (BullMQ `processedOn`) to the run being submitted. */
   readonly onDispatched?: (latencyMs: number, task: Task) => void;
 }
@@ -123,6 +130,8 @@ interface Progress {
   claimed: boolean;
   /** Cores the run was sized for (driver + executors), once sized. */
   cores: number | undefined;
+  /** The size the run was launched (or followed) with, once sized. */
+  size?: JobSize;
 }
 
 /** What a run's ledger cost is reckoned from. */
@@ -157,8 +166,8 @@ function minFileSize(task: Task): number | undefined {
  */
 export class TaskWorker {
   readonly queueName: string;
-  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched'>> &
-    Pick<TaskWorkerOptions, 'onDispatched'> & { sizing: SizingOptions };
+  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel'>> &
+    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel'> & { sizing: SizingOptions };
   readonly #queue: Queue;
   #worker: Worker | undefined;
 
@@ -343,6 +352,7 @@ export class TaskWorker {
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
     };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
+    await this.#recordSample(run, end, progress, endedAt);
     return this.#report(run, end, progress.before, {
       startedAt: progress.startedAt,
       endedAt,
@@ -359,8 +369,32 @@ export class TaskWorker {
         spark: this.#o.binding.spark,
         room,
       },
-      this.#o.sizing,
+      this.#o.sizingModel?.options() ?? this.#o.sizing,
     );
+  }
+
+  /**
+   * The run's measurements for the learned sizing: recorded once, when its end becomes known
+   * here (a run reported again after a restart is not sampled twice).
+   */
+  async #recordSample(run: Run, end: RunEnd, progress: Progress, endedAt: number): Promise<void> {
+    const model = this.#o.sizingModel;
+    if (model === undefined || progress.size === undefined) return;
+
+    const { size } = progress;
+    const result = end.ok ? end.result : undefined;
+    const sample = runSample({
+      estimate: { bytes: run.task.state.bytesToRewrite, files: run.task.state.filesToRewrite },
+      ok: end.ok,
+      ...(result?.commits === undefined ? {} : { commits: result.commits }),
+      ...(result?.cpuSeconds === undefined ? {} : { cpuSeconds: result.cpuSeconds }),
+      ...(end.ok ? {} : { errorKind: end.error.kind }),
+      cores: coresOf(size),
+      memoryBytes: size.request.memoryBytes,
+      wallMs: endedAt - progress.startedAt,
+      at: endedAt,
+    });
+    if (sample !== undefined) await model.record(sample);
   }
 
   #claimId(run: Run): string {
@@ -431,6 +465,7 @@ export class TaskWorker {
     // its lease has not lapsed): renewed and released from here on.
     progress.claimed = true;
     progress.cores = coresOf(decision.size);
+    progress.size = decision.size;
     if (!progress.started) {
       // The table as this attempt's run starts from (a retry reads it again).
       const before = await this.#figures(task);

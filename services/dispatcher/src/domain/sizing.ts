@@ -20,7 +20,8 @@ export interface SizingOptions {
   readonly minExecutorMemoryBytes?: number;
 }
 
-const DEFAULTS: Required<SizingOptions> = {
+/** Today's constants: the formula's defaults and the learned sizing's prior. */
+export const DEFAULT_SIZING: Required<SizingOptions> = {
   bytesPerCore: 2 * GiB,
   filesPerCore: 500,
   baseDriverMemoryBytes: GiB,
@@ -128,7 +129,7 @@ function fitsRoom(size: JobSize, room: QuotaRoom): boolean {
  * free room. Pure. See docs/dispatcher.md for the formula.
  */
 export function sizeJob(input: SizingInput, options: SizingOptions = {}): SizingDecision {
-  const opts = { ...DEFAULTS, ...options };
+  const opts = { ...DEFAULT_SIZING, ...options };
   const coresWanted = Math.max(
     1,
     Math.ceil(input.bytes / opts.bytesPerCore),
