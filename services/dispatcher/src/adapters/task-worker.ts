@@ -15,6 +15,7 @@ import {
   type TaskStatus,
 } from '@icepack/types';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import {
   sizeJob,
@@ -83,6 +84,8 @@ const Field = {
   startedAt: 'icepack:started-at',
   /** `{attempt, runId, end}`: how that attempt's run ended, recorded before it is reported. */
   ended: 'icepack:ended',
+  /** `Growth` of the attempt in `attempt` after runs out of memory or time (ADR 0026). */
+  grow: 'icepack:grow',
   /** Runner errors in a row (run state unknown), for the attempt in `attempt`. */
   runnerErrors: 'icepack:runner-errors',
   /** Where the attempt in `started` runs and where its logs are (the console reads it). */
@@ -116,6 +119,8 @@ interface Run {
   readonly attempt: number;
   /** The runner's name of (task run, attempt): the events' `runId`. */
   readonly runId: string;
+  /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
+  readonly grow: Growth;
 }
 
 /** What is known of the attempt's run while it is being dispatched. */
@@ -276,20 +281,29 @@ export class TaskWorker {
     } catch (error) {
       throw new UnrecoverableError(`invalid task: ${(error as Error).message}`);
     }
-    const [attemptText, savedBefore, startedText, startedAtText, endedText, runnerErrorsText] =
-      await this.#o.connection.hmget(
-        this.#jobKey(job),
-        Field.attempt,
-        Field.before,
-        Field.started,
-        Field.startedAt,
-        Field.ended,
-        Field.runnerErrors,
-      );
+    const [
+      attemptText,
+      savedBefore,
+      startedText,
+      startedAtText,
+      endedText,
+      runnerErrorsText,
+      growText,
+    ] = await this.#o.connection.hmget(
+      this.#jobKey(job),
+      Field.attempt,
+      Field.before,
+      Field.started,
+      Field.startedAt,
+      Field.ended,
+      Field.runnerErrors,
+      Field.grow,
+    );
     const attempt = Number(attemptText ?? '1');
     const taskRun = `${task.id}@${String(job.timestamp)}`;
     const runId = this.#o.runner.runName({ taskRun, attempt, task });
-    const run: Run = { job, token, task, taskRun, attempt, runId };
+    const grow = typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH;
+    const run: Run = { job, token, task, taskRun, attempt, runId, grow };
     // The saved figures are those of the attempt in `started` (both are written together): a
     // new attempt reads the table again when its own run starts.
     const started = startedText === String(attempt);
@@ -309,7 +323,7 @@ export class TaskWorker {
         startedAt,
         endedAt: ended.endedAt ?? Date.now(),
         // Recorded by older dispatchers without it: sized as the run would be without quota.
-        cores: ended.cores ?? coresOf(this.#size(task, {}).size),
+        cores: ended.cores ?? coresOf(this.#size(task, {}, grow).size),
       });
     }
 
@@ -356,11 +370,11 @@ export class TaskWorker {
     return this.#report(run, end, progress.before, {
       startedAt: progress.startedAt,
       endedAt,
-      cores: progress.cores ?? coresOf(this.#size(run.task, {}).size),
+      cores: progress.cores ?? coresOf(this.#size(run.task, {}, grow).size),
     });
   }
 
-  #size(task: Task, room: QuotaRoom): SizingDecision {
+  #size(task: Task, room: QuotaRoom, grow: Growth): SizingDecision {
     return sizeJob(
       {
         bytes: task.state.bytesToRewrite,
@@ -368,6 +382,7 @@ export class TaskWorker {
         minInputFiles: task.type === 'cleanup' ? 1 : task.parameters.minInputFiles,
         spark: this.#o.binding.spark,
         room,
+        grow,
       },
       this.#o.sizingModel?.options() ?? this.#o.sizing,
     );
@@ -447,7 +462,7 @@ export class TaskWorker {
     const launched =
       progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
-    const decision = this.#size(task, room);
+    const decision = this.#size(task, room, run.grow);
     const claimId = this.#claimId(run);
     if (
       !launched &&
@@ -586,13 +601,20 @@ export class TaskWorker {
 
   /** A failed run: a retryable failure with attempts left is tried again as a new attempt. */
   #failed(run: Run, error: TaskError, before: HealthFigures | undefined): Promise<never> {
-    const { attempt } = run;
-    const next = afterFailedRun(error, attempt, this.#o);
+    const { attempt, task, grow } = run;
+    // Judged on the attempt's size without quota limits: the group's bounds are what matter.
+    const size = this.#size(task, {}, grow).size;
+    const resource = resourceStep(error, size, this.#o.binding.spark, grow);
+    const next = afterFailedRun(error, attempt, this.#o, resource);
     if (next.action === 'give-up') return this.#giveUp(run, next.error, before);
     return this.#retryLater(
       run,
       'retrying',
-      { [Field.attempt]: String(attempt + 1), [Field.runnerErrors]: '0' },
+      {
+        [Field.attempt]: String(attempt + 1),
+        [Field.runnerErrors]: '0',
+        [Field.grow]: JSON.stringify(resource?.action === 'grow' ? resource.grow : grow),
+      },
       error,
       next.delayMs,
       next.reason,

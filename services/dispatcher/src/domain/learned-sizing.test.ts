@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LEARNED_SIZING,
   fitSizing,
-  OUT_OF_MEMORY_KIND,
   runSample,
   TARGET_RUN_SECONDS,
 } from './learned-sizing.ts';
+import { OUT_OF_MEMORY_KIND } from './resource-failure.ts';
 import { DEFAULT_SIZING } from './sizing.ts';
 
 const MiB = 1024 * 1024;

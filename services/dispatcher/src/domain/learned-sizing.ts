@@ -2,6 +2,7 @@
 // store, the fitted options go to `sizeJob`. The fit only moves `bytesPerCore`; the other
 // knobs keep today's constants.
 import type { SizingModel, SizingSample } from '@icepack/types';
+import { OUT_OF_MEMORY_KIND } from './resource-failure.ts';
 import { DEFAULT_SIZING, type SizingOptions } from './sizing.ts';
 
 const MiB = 1024 * 1024;
@@ -100,9 +101,6 @@ export function fitSizing(
     },
   };
 }
-
-/** The error kind of a run that ran out of memory (the job's, or its pod's OOM kill). */
-export const OUT_OF_MEMORY_KIND = 'out-of-memory';
 
 /** How a run ended, as far as the sample needs it (the runner's `RunEnd`, flattened). */
 export interface RunMeasurement {
