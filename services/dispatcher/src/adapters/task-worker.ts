@@ -14,6 +14,7 @@ import {
   type TaskEvent,
   type TaskStatus,
 } from '@icepack/types';
+import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
@@ -26,7 +27,6 @@ import {
 } from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
-import { runSample } from '../domain/learned-sizing.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import type { TableHealthReader } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
@@ -395,7 +395,6 @@ export class TaskWorker {
   async #recordSample(run: Run, end: RunEnd, progress: Progress, endedAt: number): Promise<void> {
     const model = this.#o.sizingModel;
     if (model === undefined || progress.size === undefined) return;
-
     const { size } = progress;
     const result = end.ok ? end.result : undefined;
     const sample = runSample({
