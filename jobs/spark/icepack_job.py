@@ -43,6 +43,7 @@ class ExitCode:
     COMMIT_CONFLICT = 4
     TRANSIENT_IO = 5
     REFUSED = 6
+    OUT_OF_MEMORY = 7
 
 
 # Error kinds as the dispatcher's task events name them, with their exit code and retryability.
@@ -53,6 +54,8 @@ ERROR_KINDS: dict[str, tuple[int, bool]] = {
     "commit-conflict": (ExitCode.COMMIT_CONFLICT, True),
     "io": (ExitCode.TRANSIENT_IO, True),
     "refused": (ExitCode.REFUSED, False),
+    # Retryable: the dispatcher gives the next attempt more memory (ADR 0026), within the group.
+    "out-of-memory": (ExitCode.OUT_OF_MEMORY, True),
 }
 
 TASK_TYPES = ("cleanup", "merge", "sort")
@@ -384,9 +387,15 @@ _TRANSIENT = (
 _CONFLICT_PHRASES = ("conflict", "found new", "missing required files", "cannot commit", "concurrent")
 
 
+_OOM = "java.lang.OutOfMemoryError"
+
+
 def classify(chain: list[tuple[str, str]]) -> str:
     """Error kind from a Java cause chain [(class name, message)], outermost first."""
     names = [name for name, _ in chain]
+    # An executor's OOM reaches the driver inside a SparkException's message, not as a cause.
+    if any(n == _OOM or _OOM in message for n, message in chain):
+        return "out-of-memory"
     if any(n in _NOT_FOUND for n in names):
         return "table-not-found"
     if any(n in _CONFLICT for n in names):

@@ -363,6 +363,17 @@ class ClassifyTest(unittest.TestCase):
             ([("java.lang.RuntimeException", "x"), ("java.net.ConnectException", "refused")], "io"),
             ([("org.apache.iceberg.exceptions.ServiceFailureException", "Server error")], "io"),
             ([("java.lang.IllegalStateException", "boom")], "failed"),
+            ([("java.lang.OutOfMemoryError", "Java heap space")], "out-of-memory"),
+            (
+                [
+                    (
+                        "org.apache.spark.SparkException",
+                        "Job aborted due to stage failure: Task 0 in stage 3.0 failed: "
+                        "java.lang.OutOfMemoryError: Java heap space",
+                    )
+                ],
+                "out-of-memory",
+            ),
         ]
         for chain, kind in cases:
             self.assertEqual(job.classify(chain), kind, chain)

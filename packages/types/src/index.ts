@@ -31,6 +31,15 @@ export {
 export { Topics, TopicKind, TopicSpecs, type Topic, type TopicSpec } from './topics.ts';
 export { BULLMQ_PREFIX, JOB_RUN_LOCATION_FIELD, queueNameForCatalog } from './queue-names.ts';
 export { QUOTA_USE_EVERY_MS, quotaUseKey, quotaUseSchema, type QuotaUse } from './quota-use.ts';
+export {
+  MAX_SIZING_SAMPLES,
+  sizingModelKey,
+  sizingModelSchema,
+  sizingSampleSchema,
+  sizingSamplesKey,
+  type SizingModel,
+  type SizingSample,
+} from './sizing-model.ts';
 export { runLocationSchema, type RunLocation } from './run-location.ts';
 export {
   envelopeBaseSchema,

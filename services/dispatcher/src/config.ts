@@ -2,6 +2,7 @@ import {
   baseConfigSchema,
   catalogAccessConfig,
   duration,
+  flag,
   sparkSettingsConfig,
 } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
@@ -39,6 +40,12 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
   ICEPACK_TASK_TIMEOUT: duration().default(6 * 3_600_000),
   /** How long a task waits for quota before it looks again. */
   ICEPACK_QUOTA_WAIT: duration().default(15_000),
+  /** Size jobs from the catalog's measured runs (ADR 0026); off: from the fixed constants. */
+  ICEPACK_SIZING_LEARNED: flag().default(true),
+  /** How often each catalog's sizing model is fitted again from its recent runs. */
+  ICEPACK_SIZING_REFRESH: duration()
+    .pipe(z.number().min(1_000, 'must be at least 1s'))
+    .default(60_000),
   /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */
   ICEPACK_SPARK_JARS: z.string().min(1).optional(),
   /**

@@ -54,6 +54,10 @@ runService(
           backoffMs: config.ICEPACK_TASK_BACKOFF,
           timeoutMs: config.ICEPACK_TASK_TIMEOUT,
           quotaWaitMs: config.ICEPACK_QUOTA_WAIT,
+          sizing: {
+            learned: config.ICEPACK_SIZING_LEARNED,
+            refreshMs: config.ICEPACK_SIZING_REFRESH,
+          },
           figures: {
             localCatalogs: config.ICEPACK_LOCAL_CATALOGS,
             policy: catalogAccessPolicy(config),

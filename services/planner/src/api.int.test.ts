@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createHttpServer, createLogger, type HttpServer } from '@icepack/runtime';
-import { sampleTableId } from '@icepack/types';
+import { sampleTableId, sizingModelKey, type SizingModel } from '@icepack/types';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Planner } from './adapters/planner.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
+import { SizingModelReader } from './adapters/sizing-model-reader.ts';
 import { plannerRouter } from './api/planner-router.ts';
 import { tableState } from './domain/state-fixtures.ts';
 
@@ -41,7 +42,11 @@ beforeAll(async () => {
   );
   await planner.handleState(tableState({ snapshots: 60 }, { table: table('old') }));
   http = createHttpServer({ port: 0, host: '127.0.0.1', logger });
-  http.app.use('/v1', plannerRouter({ planner, queue, token, catalogs: () => states.catalogs() }));
+  const sizing = new SizingModelReader({ connection: redis, logger });
+  http.app.use(
+    '/v1',
+    plannerRouter({ planner, queue, token, catalogs: () => states.catalogs(), sizing }),
+  );
   await http.listen();
 });
 
@@ -50,6 +55,7 @@ afterAll(async () => {
   await queue.queue(catalog).obliterate({ force: true });
   await queue.close();
   await states.clear();
+  await redis.del(sizingModelKey(catalog));
   await redis.quit();
 });
 
@@ -142,6 +148,40 @@ describe('planner API', () => {
       expect(unknown.body.message).toContain(`unknown-${String(i)}-${catalog}`);
     }
     expect(queue.cachedQueues).toBe(before);
+  });
+
+  it('GET /v1/catalogs/{catalog}/sizing shows the sizing model the dispatcher published', async () => {
+    // Before any dispatcher fitted one: 404, naming the catalog.
+    const none = await get(`/v1/catalogs/${catalog}/sizing`);
+    expect(none.status).toBe(404);
+    expect(none.body.message).toContain(`sizing model for catalog ${catalog}`);
+
+    const prior = (2 * 2 ** 30) / 600;
+    const model: SizingModel = {
+      catalog,
+      learned: true,
+      samples: { total: 42, used: 30, oom: 1, timeout: 0 },
+      bytesPerCoreSecond: { prior, fitted: prior * 1.5, min: prior / 4, max: prior * 4 },
+      bytesPerCore: Math.round(prior * 1.5 * 600),
+      targetRunSeconds: 600,
+      at: '2026-12-02T14:00:00.000Z',
+    };
+    // As the dispatcher writes it (its LearnedSizingStore), under the shared key.
+    await redis.set(sizingModelKey(catalog), JSON.stringify(model), 'PX', 60_000);
+    const shown = await get(`/v1/catalogs/${catalog}/sizing`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toEqual(model);
+    expect((await get(`/v1/catalogs/${catalog}/sizing`, 'wrong-token')).status).toBe(401);
+
+    // A value that is not a model (or another catalog's) is not shown.
+    await redis.set(sizingModelKey(catalog), JSON.stringify({ ...model, catalog: 'other' }));
+    expect((await get(`/v1/catalogs/${catalog}/sizing`)).status).toBe(404);
+    await redis.set(sizingModelKey(catalog), '{"bytesPerCore": "a lot"}');
+    expect((await get(`/v1/catalogs/${catalog}/sizing`)).status).toBe(404);
+
+    const unknown = await get(`/v1/catalogs/unknown-${catalog}/sizing`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.message).toContain(`the planner has seen no table of catalog unknown-`);
   });
 
   it('keeps at most maxCachedQueues queue objects, dropping the least recently used', () => {

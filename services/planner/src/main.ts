@@ -18,6 +18,7 @@ import { Planner } from './adapters/planner.ts';
 import { PlannerMetrics } from './adapters/planner-metrics.ts';
 import { QueueDepth } from './adapters/queue-depth.ts';
 import { QuotaUseReader } from './adapters/quota-use-reader.ts';
+import { SizingModelReader } from './adapters/sizing-model-reader.ts';
 import { ReplanPass } from './adapters/replan-pass.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { KafkaTaskEventSink } from './adapters/task-event-sink.ts';
@@ -89,6 +90,7 @@ runService(
         token: config.ICEPACK_API_TOKEN,
         catalogs: () => states.catalogs(),
         ledger,
+        sizing: new SizingModelReader({ connection: redis.redis, logger }),
       }),
     );
     await mountConsole(http, {

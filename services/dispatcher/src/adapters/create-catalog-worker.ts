@@ -17,6 +17,7 @@ import type { DispatchMetrics } from './dispatch-metrics.ts';
 import { KubeQuota } from './kube-quota.ts';
 import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
 import { QuotaUsePublisher } from './quota-use-publisher.ts';
+import { LearnedSizingStore } from './sizing-store.ts';
 import { CatalogTableHealth } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
 import { TaskWorker } from './task-worker.ts';
@@ -37,6 +38,8 @@ export interface CatalogWorkerDeps {
   readonly backoffMs: number;
   readonly timeoutMs: number;
   readonly quotaWaitMs: number;
+  /** Learned sizing (ADR 0026): on or off, and how often the model is fitted again. */
+  readonly sizing?: { readonly learned: boolean; readonly refreshMs: number };
   /** How the figures read reaches the catalog: local catalogs, secret sources. */
   readonly figures: FiguresAccess;
   /** Records the worker's runs and task events. Default none. */
@@ -121,7 +124,16 @@ export function createCatalogWorker(
   let rest: RestCatalog | undefined;
   const figures = (): RestCatalog => (rest ??= figuresCatalog(catalog, deps.figures));
   const { metrics } = deps;
+  // Samples are recorded even when learning is off, so switching it on starts from data.
+  const sizingModel = new LearnedSizingStore({
+    redis: deps.redis,
+    catalog: catalog.name,
+    logger: deps.logger,
+    enabled: deps.sizing?.learned ?? true,
+    ...(deps.sizing === undefined ? {} : { refreshMs: deps.sizing.refreshMs }),
+  });
   const worker = new TaskWorker({
+    sizingModel,
     binding,
     connection: deps.redis,
     runner: metrics?.runner(runner) ?? runner,
@@ -154,11 +166,13 @@ export function createCatalogWorker(
   });
   return {
     start: async () => {
+      sizingModel.start();
       await watched.start();
       quotaUse.start();
     },
     close: async () => {
       quotaUse.stop();
+      sizingModel.stop();
       await watched.close();
       rest?.close(); // its S3 clients
     },

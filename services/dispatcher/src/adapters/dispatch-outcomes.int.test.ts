@@ -8,6 +8,7 @@ import {
   BULLMQ_PREFIX,
   parseCatalog,
   queueNameForCatalog,
+  sizingSamplesKey,
   type Binding,
   type Task,
 } from '@icepack/types';
@@ -20,6 +21,7 @@ import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../runners/spark-runner.ts';
 import { KubeQuota } from './kube-quota.ts';
 import { LocalBudgetQuota, type QuotaGate } from './quota.ts';
+import { LearnedSizingStore } from './sizing-store.ts';
 import { CatalogTableHealth } from './table-health.ts';
 import { KafkaDispatchSink } from './task-events.ts';
 import { TaskWorker } from './task-worker.ts';
@@ -143,6 +145,7 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
     let events: TaskEventLog;
     let setup: RunnerSetup;
     let worker: TaskWorker;
+    let sizing: LearnedSizingStore;
     let queue: Queue;
     const tasks: Record<string, Task> = {};
 
@@ -164,7 +167,10 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
         runner: variant.name,
       });
       setup = await variant.setUp(binding, redis);
+      // Not refreshed here: jobs are sized from the prior, as the quota wait below expects.
+      sizing = new LearnedSizingStore({ redis, catalog: catalogName, logger });
       worker = new TaskWorker({
+        sizingModel: sizing,
         binding,
         connection: redis,
         runner: setup.runner,
@@ -218,6 +224,7 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
       await setup.stop();
       await queue.obliterate({ force: true });
       await queue.close();
+      await redis.del(sizingSamplesKey(catalogName));
       await events.stop();
       await producer.disconnect();
       await kafka.close();
@@ -243,6 +250,45 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
         snapshots: b.snapshotCount + 1,
       });
       expect(done.after!.bytes).toBeLessThan(done.before!.bytes);
+    });
+
+    it('records a sizing sample per succeeded run from its result: bytes, files, CPU used, cores and wall time', async () => {
+      const measured = [];
+      for (const task of Object.values(tasks)) {
+        const end = await events.waitFor(task.id, ['succeeded', 'failed']);
+        const cost = end.cost;
+        // A run leaves a sample when the runner read its result (its commits or its CPU).
+        if (end.status !== 'succeeded' || cost === undefined) continue;
+        if (cost.bytesRead === undefined && cost.coreSecondsUsed === undefined) continue;
+        measured.push({
+          bytes: cost.bytesRead,
+          files: cost.filesRewritten,
+          wallMs: cost.runMs,
+          cores: Math.round((cost.coreSecondsRequested * 1000) / cost.runMs),
+          outcome: 'ok',
+        });
+      }
+      // The local runner reads every result: merge, sort, cleanup and the odd name.
+      if (variant.name === 'local') expect(measured).toHaveLength(4);
+      const samples = await sizing.samples();
+      const key = (s: { bytes?: number; wallMs: number }) =>
+        `${String(s.bytes)}@${String(s.wallMs)}`;
+      expect(
+        samples
+          .map((s) => ({
+            bytes: s.bytes,
+            files: s.files,
+            wallMs: s.wallMs,
+            cores: s.cores,
+            outcome: s.outcome,
+          }))
+          .sort((a, b) => key(a).localeCompare(key(b))),
+      ).toEqual(measured.sort((a, b) => key(a).localeCompare(key(b))));
+      const merge = await events.waitFor(tasks.merge!.id, ['succeeded']);
+      const mergeSample = samples.find((s) => s.wallMs === merge.cost?.runMs);
+      expect(mergeSample?.bytes).toBeGreaterThan(0);
+      expect(mergeSample?.files).toBe(60);
+      if (variant.name === 'local') expect(mergeSample?.cpuSeconds).toBeGreaterThan(0);
     });
 
     it('sort leaves every data file sorted by the task order; content unchanged', () => {

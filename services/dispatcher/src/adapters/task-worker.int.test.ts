@@ -11,6 +11,7 @@ import {
   sampleMergeTask,
   sampleTableId,
   type HealthFigures,
+  type SizingSample,
   type Task,
 } from '@icepack/types';
 import { Queue } from 'bullmq';
@@ -20,6 +21,7 @@ import { sizeJob } from '../domain/sizing.ts';
 import type { JobResult } from '../runners/job-result.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { QuotaGate } from './quota.ts';
+import type { SizingModelSource } from './sizing-store.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
 import { TaskWorker } from './task-worker.ts';
 import { testBinding } from './testing/test-binding.ts';
@@ -80,6 +82,7 @@ function setup(
     quota?: QuotaGate;
     lockDurationMs?: number;
     timeoutMs?: number;
+    sizingModel?: SizingModelSource;
   } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
@@ -96,6 +99,7 @@ function setup(
     backoffMs: 50,
     lockDurationMs: options.lockDurationMs ?? 5_000,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.sizingModel === undefined ? {} : { sizingModel: options.sizingModel }),
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -243,6 +247,56 @@ describe('TaskWorker', () => {
     expect(sunk.events.find((e) => e.status === 'started')?.runId).toBe('run-1');
     finish();
     await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+  });
+
+  it('gives the attempt after an out-of-memory run twice the memory; one at the group’s most fails, saying so', async () => {
+    const sizes: string[] = [];
+    const outOfMemory = (request: RunRequest): Promise<RunOutcome> => {
+      sizes.push(`executor ${request.size.executor.memory}, driver ${request.size.driver.memory}`);
+      return Promise.resolve({
+        ok: false,
+        error: {
+          kind: 'out-of-memory',
+          message: 'java.lang.OutOfMemoryError: Java heap space',
+          retryable: true,
+        },
+        reattached: false,
+      });
+    };
+    const samples: SizingSample[] = [];
+    const sizingModel: SizingModelSource = {
+      options: () => ({}),
+      record: (sample) => Promise.resolve(void samples.push(sample)),
+    };
+    const runner = new ScriptedRunner([outOfMemory, outOfMemory]);
+    const { worker, queue, sink } = setup('worker-oom', runner, { sizingModel });
+    await worker.start();
+    await enqueue(queue, taskOf('worker-oom'));
+    const sunk = sink as InMemoryDispatchSink;
+    await until('the outcome', () => sunk.events.some((e) => e.status === 'failed'));
+    // The test binding's group: executors of 2 cores and 4g, driver 2g at most.
+    expect(sizes).toEqual(['executor 2048m, driver 1024m', 'executor 4096m, driver 2048m']);
+    expect(sunk.events.map((e) => [e.status, e.attempt])).toEqual([
+      ['started', 1],
+      ['retrying', 1],
+      ['started', 2],
+      ['failed', 2],
+    ]);
+    expect(sunk.events[1]?.reason).toBe(
+      'retry 2 of 3 in 0s: out of memory with executor 2048m, driver 1024m: twice the memory',
+    );
+    expect(sunk.events[3]?.error).toEqual({
+      kind: 'out-of-memory',
+      retryable: false,
+      message:
+        "java.lang.OutOfMemoryError: Java heap space (out of memory at the group's most (executor 4g, driver 2g))",
+    });
+    // Each run left a sample of what it was given, marked out of memory.
+    expect(samples.map((s) => [s.outcome, s.cores])).toEqual([
+      ['oom', 2],
+      ['oom', 2],
+    ]);
+    assertEventLifecycle(sunk.events);
   });
 
   it('follows the same run again after a runner error instead of launching a new attempt', async () => {

@@ -14,7 +14,9 @@ import {
   type TaskEvent,
   type TaskStatus,
 } from '@icepack/types';
+import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import {
   sizeJob,
@@ -25,6 +27,7 @@ import {
 } from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
+import type { SizingModelSource } from './sizing-store.ts';
 import type { TableHealthReader } from './table-health.ts';
 import type { DispatchSink } from './task-events.ts';
 
@@ -62,6 +65,11 @@ export interface TaskWorkerOptions {
    */
   readonly maxStalledCount?: number;
   readonly sizing?: SizingOptions;
+  /**
+   * Learned sizing (ADR 0026): jobs are sized with its current options instead of `sizing`,
+   * and each run's measurements are recorded to it when the run's end is known. Default none.
+   */
+  readonly sizingModel?: SizingModelSource;
   /** Told the time from dequeue (BullMQ `processedOn`) to the run being submitted. */
   readonly onDispatched?: (latencyMs: number, task: Task) => void;
 }
@@ -76,6 +84,8 @@ const Field = {
   startedAt: 'icepack:started-at',
   /** `{attempt, runId, end}`: how that attempt's run ended, recorded before it is reported. */
   ended: 'icepack:ended',
+  /** `Growth` of the attempt in `attempt` after runs out of memory or time (ADR 0026). */
+  grow: 'icepack:grow',
   /** Runner errors in a row (run state unknown), for the attempt in `attempt`. */
   runnerErrors: 'icepack:runner-errors',
   /** Where the attempt in `started` runs and where its logs are (the console reads it). */
@@ -109,6 +119,8 @@ interface Run {
   readonly attempt: number;
   /** The runner's name of (task run, attempt): the events' `runId`. */
   readonly runId: string;
+  /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
+  readonly grow: Growth;
 }
 
 /** What is known of the attempt's run while it is being dispatched. */
@@ -123,6 +135,8 @@ interface Progress {
   claimed: boolean;
   /** Cores the run was sized for (driver + executors), once sized. */
   cores: number | undefined;
+  /** The size the run was launched (or followed) with, once sized. */
+  size?: JobSize;
 }
 
 /** What a run's ledger cost is reckoned from. */
@@ -157,8 +171,8 @@ function minFileSize(task: Task): number | undefined {
  */
 export class TaskWorker {
   readonly queueName: string;
-  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched'>> &
-    Pick<TaskWorkerOptions, 'onDispatched'> & { sizing: SizingOptions };
+  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel'>> &
+    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel'> & { sizing: SizingOptions };
   readonly #queue: Queue;
   #worker: Worker | undefined;
 
@@ -267,20 +281,29 @@ export class TaskWorker {
     } catch (error) {
       throw new UnrecoverableError(`invalid task: ${(error as Error).message}`);
     }
-    const [attemptText, savedBefore, startedText, startedAtText, endedText, runnerErrorsText] =
-      await this.#o.connection.hmget(
-        this.#jobKey(job),
-        Field.attempt,
-        Field.before,
-        Field.started,
-        Field.startedAt,
-        Field.ended,
-        Field.runnerErrors,
-      );
+    const [
+      attemptText,
+      savedBefore,
+      startedText,
+      startedAtText,
+      endedText,
+      runnerErrorsText,
+      growText,
+    ] = await this.#o.connection.hmget(
+      this.#jobKey(job),
+      Field.attempt,
+      Field.before,
+      Field.started,
+      Field.startedAt,
+      Field.ended,
+      Field.runnerErrors,
+      Field.grow,
+    );
     const attempt = Number(attemptText ?? '1');
     const taskRun = `${task.id}@${String(job.timestamp)}`;
     const runId = this.#o.runner.runName({ taskRun, attempt, task });
-    const run: Run = { job, token, task, taskRun, attempt, runId };
+    const grow = typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH;
+    const run: Run = { job, token, task, taskRun, attempt, runId, grow };
     // The saved figures are those of the attempt in `started` (both are written together): a
     // new attempt reads the table again when its own run starts.
     const started = startedText === String(attempt);
@@ -300,7 +323,7 @@ export class TaskWorker {
         startedAt,
         endedAt: ended.endedAt ?? Date.now(),
         // Recorded by older dispatchers without it: sized as the run would be without quota.
-        cores: ended.cores ?? coresOf(this.#size(task, {}).size),
+        cores: ended.cores ?? coresOf(this.#size(task, {}, grow).size),
       });
     }
 
@@ -343,14 +366,15 @@ export class TaskWorker {
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
     };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
+    await this.#recordSample(run, end, progress, endedAt);
     return this.#report(run, end, progress.before, {
       startedAt: progress.startedAt,
       endedAt,
-      cores: progress.cores ?? coresOf(this.#size(run.task, {}).size),
+      cores: progress.cores ?? coresOf(this.#size(run.task, {}, grow).size),
     });
   }
 
-  #size(task: Task, room: QuotaRoom): SizingDecision {
+  #size(task: Task, room: QuotaRoom, grow: Growth): SizingDecision {
     return sizeJob(
       {
         bytes: task.state.bytesToRewrite,
@@ -358,9 +382,33 @@ export class TaskWorker {
         minInputFiles: task.type === 'cleanup' ? 1 : task.parameters.minInputFiles,
         spark: this.#o.binding.spark,
         room,
+        grow,
       },
-      this.#o.sizing,
+      this.#o.sizingModel?.options() ?? this.#o.sizing,
     );
+  }
+
+  /**
+   * The run's measurements for the learned sizing: recorded once, when its end becomes known
+   * here (a run reported again after a restart is not sampled twice).
+   */
+  async #recordSample(run: Run, end: RunEnd, progress: Progress, endedAt: number): Promise<void> {
+    const model = this.#o.sizingModel;
+    if (model === undefined || progress.size === undefined) return;
+    const { size } = progress;
+    const result = end.ok ? end.result : undefined;
+    const sample = runSample({
+      estimate: { bytes: run.task.state.bytesToRewrite, files: run.task.state.filesToRewrite },
+      ok: end.ok,
+      ...(result?.commits === undefined ? {} : { commits: result.commits }),
+      ...(result?.cpuSeconds === undefined ? {} : { cpuSeconds: result.cpuSeconds }),
+      ...(end.ok ? {} : { errorKind: end.error.kind }),
+      cores: coresOf(size),
+      memoryBytes: size.request.memoryBytes,
+      wallMs: endedAt - progress.startedAt,
+      at: endedAt,
+    });
+    if (sample !== undefined) await model.record(sample);
   }
 
   #claimId(run: Run): string {
@@ -413,7 +461,7 @@ export class TaskWorker {
     const launched =
       progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     const room = launched ? {} : await this.#o.quota.room(binding);
-    const decision = this.#size(task, room);
+    const decision = this.#size(task, room, run.grow);
     const claimId = this.#claimId(run);
     if (
       !launched &&
@@ -431,6 +479,7 @@ export class TaskWorker {
     // its lease has not lapsed): renewed and released from here on.
     progress.claimed = true;
     progress.cores = coresOf(decision.size);
+    progress.size = decision.size;
     if (!progress.started) {
       // The table as this attempt's run starts from (a retry reads it again).
       const before = await this.#figures(task);
@@ -551,13 +600,20 @@ export class TaskWorker {
 
   /** A failed run: a retryable failure with attempts left is tried again as a new attempt. */
   #failed(run: Run, error: TaskError, before: HealthFigures | undefined): Promise<never> {
-    const { attempt } = run;
-    const next = afterFailedRun(error, attempt, this.#o);
+    const { attempt, task, grow } = run;
+    // Judged on the attempt's size without quota limits: the group's bounds are what matter.
+    const size = this.#size(task, {}, grow).size;
+    const resource = resourceStep(error, size, this.#o.binding.spark, grow);
+    const next = afterFailedRun(error, attempt, this.#o, resource);
     if (next.action === 'give-up') return this.#giveUp(run, next.error, before);
     return this.#retryLater(
       run,
       'retrying',
-      { [Field.attempt]: String(attempt + 1), [Field.runnerErrors]: '0' },
+      {
+        [Field.attempt]: String(attempt + 1),
+        [Field.runnerErrors]: '0',
+        [Field.grow]: JSON.stringify(resource?.action === 'grow' ? resource.grow : grow),
+      },
       error,
       next.delayMs,
       next.reason,

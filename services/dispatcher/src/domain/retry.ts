@@ -2,6 +2,7 @@
 // before the run started, and while a started run's state is unknown. Pure; the task worker
 // carries them out (delayed job, task events, BullMQ UnrecoverableError).
 import type { TaskError } from '@icepack/types';
+import type { ResourceStep } from './resource-failure.ts';
 
 export interface RetrySettings {
   /** Runs of a task (first + retries after retryable failures). */
@@ -24,18 +25,30 @@ const seconds = (ms: number): string => `${String(Math.round(ms / 1000))}s`;
 /**
  * A run ended failed: a retryable failure with attempts left is tried again as attempt + 1
  * after `backoffMs × 2^(attempt−1)`; otherwise the task fails with the run's error.
+ * `resource` (`resourceStep`): a run out of memory or time is tried again larger even when its
+ * error alone is not retryable (a timeout), and fails, saying why, when it was at the group's
+ * bound already — the same job again would fail the same way.
  */
 export function afterFailedRun(
   error: TaskError,
   attempt: number,
   s: Pick<RetrySettings, 'maxAttempts' | 'backoffMs'>,
+  resource?: ResourceStep,
 ): RetryDecision {
-  if (!error.retryable || attempt >= s.maxAttempts) return { action: 'give-up', error };
+  if (resource?.action === 'at-bound') {
+    return {
+      action: 'give-up',
+      error: { ...error, retryable: false, message: `${error.message} (${resource.reason})` },
+    };
+  }
+  const retryable = error.retryable || resource?.action === 'grow';
+  if (!retryable || attempt >= s.maxAttempts) return { action: 'give-up', error };
   const delayMs = s.backoffMs * 2 ** (attempt - 1);
+  const larger = resource === undefined ? '' : `: ${resource.reason}`;
   return {
     action: 'retry',
     delayMs,
-    reason: `retry ${String(attempt + 1)} of ${String(s.maxAttempts)} in ${seconds(delayMs)}`,
+    reason: `retry ${String(attempt + 1)} of ${String(s.maxAttempts)} in ${seconds(delayMs)}${larger}`,
   };
 }
 

@@ -20,7 +20,8 @@ export interface SizingOptions {
   readonly minExecutorMemoryBytes?: number;
 }
 
-const DEFAULTS: Required<SizingOptions> = {
+/** Today's constants: the formula's defaults and the learned sizing's prior. */
+export const DEFAULT_SIZING: Required<SizingOptions> = {
   bytesPerCore: 2 * GiB,
   filesPerCore: 500,
   baseDriverMemoryBytes: GiB,
@@ -45,6 +46,11 @@ export interface SizingInput {
   readonly spark: SparkSettings;
   /** Free room in the quota now. */
   readonly room: QuotaRoom;
+  /**
+   * Factors for an attempt after one that ran out of memory or time (`domain/resource-failure.ts`):
+   * on the memory and on the cores wanted, still within the group's settings. Default 1 and 1.
+   */
+  readonly grow?: { readonly memory: number; readonly cores: number };
 }
 
 export interface PodSize {
@@ -91,14 +97,15 @@ function shape(
   // One executor: only as many cores as the work needs. Several: the group's full shape.
   const executorCores =
     instances === 1 ? Math.min(spark.executorCores, coresWanted) : spark.executorCores;
+  const memoryGrowth = input.grow?.memory ?? 1;
   const executorMemory = clamp(
-    perCoreMemory * executorCores,
+    perCoreMemory * executorCores * memoryGrowth,
     Math.min(opts.minExecutorMemoryBytes, parseSparkMemoryBytes(spark.executorMemory)),
     parseSparkMemoryBytes(spark.executorMemory),
   );
   const driverSteps = 1 + Math.floor(input.files / opts.filesPerDriverStep);
   const driverMemory = Math.min(
-    opts.baseDriverMemoryBytes * driverSteps,
+    opts.baseDriverMemoryBytes * driverSteps * memoryGrowth,
     parseSparkMemoryBytes(spark.driverMemory),
   );
   const driver = pod(spark.driverCores, driverMemory);
@@ -128,11 +135,13 @@ function fitsRoom(size: JobSize, room: QuotaRoom): boolean {
  * free room. Pure. See docs/dispatcher.md for the formula.
  */
 export function sizeJob(input: SizingInput, options: SizingOptions = {}): SizingDecision {
-  const opts = { ...DEFAULTS, ...options };
-  const coresWanted = Math.max(
-    1,
-    Math.ceil(input.bytes / opts.bytesPerCore),
-    Math.ceil(input.files / opts.filesPerCore),
+  const opts = { ...DEFAULT_SIZING, ...options };
+  const coresWanted = Math.ceil(
+    Math.max(
+      1,
+      Math.ceil(input.bytes / opts.bytesPerCore),
+      Math.ceil(input.files / opts.filesPerCore),
+    ) * (input.grow?.cores ?? 1),
   );
   const wanted = clamp(
     Math.ceil(coresWanted / input.spark.executorCores),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TaskError } from '@icepack/types';
+import { OUT_OF_MEMORY_KIND } from '../domain/resource-failure.ts';
 
 /** Exit codes of jobs/spark/icepack_job.py (docs/spark-job.md). */
 export const JobExitCode = {
@@ -11,6 +12,8 @@ export const JobExitCode = {
   transientIo: 5,
   /** The table itself refuses the task: another UUID, paused, type switched off, GC off. */
   refused: 6,
+  /** The job ran out of memory (an `OutOfMemoryError` in its Java cause chain). */
+  outOfMemory: 7,
 } as const;
 export type JobExitCode = (typeof JobExitCode)[keyof typeof JobExitCode];
 
@@ -93,6 +96,10 @@ export function errorFromExitCode(code: number, message: string): TaskError {
       return { kind: 'io', message, retryable: true };
     case JobExitCode.refused:
       return { kind: 'refused', message, retryable: false };
+    // 137 = killed by SIGKILL: on Kubernetes the kernel's OOM killer (the pod's memory limit).
+    case JobExitCode.outOfMemory:
+    case 137:
+      return { kind: OUT_OF_MEMORY_KIND, message, retryable: true };
     default:
       return { kind: 'failed', message, retryable: false };
   }

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { jobOutputOfDriverPod } from './spark-operator-runner.ts';
+import { errorFromStatus, jobOutputOfDriverPod } from './spark-operator-runner.ts';
 
 function driverPod(message: string | undefined): V1Pod {
   return {
@@ -37,5 +37,24 @@ describe("the job's output from its driver pod's termination message", () => {
     expect(jobOutputOfDriverPod(driverPod(undefined))).toBeUndefined();
     expect(jobOutputOfDriverPod(driverPod('OOMKilled'))).toBeUndefined();
     expect(jobOutputOfDriverPod({})).toBeUndefined();
+  });
+});
+
+describe("the error of a failed SparkApplication without the job's own output", () => {
+  it("is out-of-memory (retryable, the next attempt larger) for a driver the kernel killed (137) or the job's exit 7", () => {
+    for (const code of [137, 7]) {
+      expect(
+        errorFromStatus({
+          state: 'FAILED',
+          errorMessage: `driver container failed with ExitCode: ${String(code)}, Reason: OOMKilled`,
+        }),
+      ).toMatchObject({ kind: 'out-of-memory', retryable: true });
+    }
+    expect(
+      errorFromStatus({
+        state: 'FAILED',
+        errorMessage: 'driver container failed with ExitCode: 1, Reason: Error',
+      }),
+    ).toMatchObject({ kind: 'failed', retryable: false });
   });
 });

@@ -3,6 +3,7 @@ import { InvalidTableKeyError, parseTableKey, queueNameForCatalog, tableKey } fr
 import { Router, type Response } from 'express';
 import type { LedgerStore } from '../adapters/ledger-store.ts';
 import type { Planner } from '../adapters/planner.ts';
+import type { SizingModelReader } from '../adapters/sizing-model-reader.ts';
 import { ledgerReport, parseLedgerQuery } from '../domain/ledger.ts';
 import type { TaskQueue } from '../adapters/task-queue.ts';
 
@@ -17,6 +18,8 @@ export interface PlannerRouterOptions {
   readonly maxQueueListing?: number;
   /** The ledger of succeeded runs; without it `GET /v1/ledger` is not served. */
   readonly ledger?: Pick<LedgerStore, 'range' | 'bounds'>;
+  /** The dispatchers' sizing models; without it `GET …/sizing` is not served. */
+  readonly sizing?: Pick<SizingModelReader, 'read'>;
   /** Default `() => new Date()`. */
   readonly clock?: () => Date;
 }
@@ -26,6 +29,7 @@ export interface PlannerRouterOptions {
  * `GET /v1/tables/{table}/plan` — {table} is `tableKey` URL-encoded (`prod%2Fsales%2Forders`)
  * `GET /v1/catalogs/{catalog}/queue?limit=` — waiting tasks in run order with their scores
  * `GET /v1/ledger?catalog=&table=&since=&until=` — cost and benefit of succeeded runs
+ * `GET /v1/catalogs/{catalog}/sizing` — the learned job-sizing model its dispatcher uses
  */
 export function plannerRouter(options: PlannerRouterOptions): Router {
   const router = Router();
@@ -90,6 +94,22 @@ export function plannerRouter(options: PlannerRouterOptions): Router {
       if (!(await knownCatalog(query.catalog, res))) return;
       const stored = await ledger.range(query.catalog, query.sinceMs, query.untilMs);
       res.json(ledgerReport(query, stored, now, ledger.bounds));
+    });
+  }
+  const { sizing } = options;
+  if (sizing !== undefined) {
+    router.get('/catalogs/:catalog/sizing', async (req, res) => {
+      const { catalog } = req.params;
+      if (!(await knownCatalog(catalog, res))) return;
+      const model = await sizing.read(catalog);
+      if (model === undefined) {
+        res.status(404).json({
+          error: 'not-found',
+          message: `no dispatcher publishes a sizing model for catalog ${catalog} (none serves it, or it has not fitted one yet)`,
+        });
+        return;
+      }
+      res.json(model);
     });
   }
   return router;

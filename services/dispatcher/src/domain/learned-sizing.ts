@@ -1,0 +1,148 @@
+// Job sizes learned from measured runs (issue 18, ADR 0026). Pure: the samples come from the
+// store, the fitted options go to `sizeJob`. The fit only moves `bytesPerCore`; the other
+// knobs keep today's constants.
+import type { SizingModel, SizingSample } from '@icepack/types';
+import { OUT_OF_MEMORY_KIND } from './resource-failure.ts';
+import { DEFAULT_SIZING, type SizingOptions } from './sizing.ts';
+
+const MiB = 1024 * 1024;
+
+/**
+ * The run time `bytesPerCore` is meant to fill: today's constant (2 GiB per core) reads as
+ * "a core rewrites 2 GiB in about ten minutes", so the prior throughput is 2 GiB / 600 s per
+ * core-second and a fitted throughput becomes bytes per core by the same ten minutes.
+ */
+export const TARGET_RUN_SECONDS = 600;
+
+export interface LearnedSizingSettings {
+  /**
+   * A run that read less than this is not counted: its time is mostly the JVM and Spark
+   * session start, so its throughput says nothing about rewriting (a 250 KB merge takes
+   * 20–50 s). Default 256 MiB.
+   */
+  readonly minSampleBytes: number;
+  /**
+   * Weight of the prior in samples: with n counted samples the fit is
+   * `exp((n·ln median + k·ln prior) / (n + k))`, so a few runs move it a little. Default 5.
+   */
+  readonly priorWeight: number;
+  /** The fit stays within [prior / bound, prior × bound]. Default 4. */
+  readonly bound: number;
+}
+
+export const DEFAULT_LEARNED_SIZING: LearnedSizingSettings = {
+  minSampleBytes: 256 * MiB,
+  priorWeight: 5,
+  bound: 4,
+};
+
+export interface LearnedSizing {
+  /** Options for `sizeJob`: `bytesPerCore` from the fit, the rest as given. */
+  readonly options: SizingOptions;
+  readonly model: Omit<SizingModel, 'catalog' | 'learned' | 'at'>;
+}
+
+/**
+ * Core-seconds a run spent: the CPU it used when measured, else its wall time × the cores it
+ * requested (an upper bound: idle cores count). CPU is preferred so that an over-sized job
+ * does not look slow and get sized larger still.
+ */
+function coreSeconds(sample: SizingSample): number {
+  if (sample.cpuSeconds !== undefined && sample.cpuSeconds > 0) return sample.cpuSeconds;
+  return (sample.wallMs / 1000) * sample.cores;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const at = (i: number): number => sorted[i] ?? Number.NaN;
+  return sorted.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
+}
+
+/**
+ * Fits bytes per core-second from a catalog's recent samples: the median over the succeeded
+ * runs of meaningful size (robust to a run that waited on a slow store or a busy node),
+ * shrunk toward the prior in log space (throughputs are ratios), clamped to the bounds.
+ */
+export function fitSizing(
+  samples: readonly SizingSample[],
+  base: SizingOptions = {},
+  settings: LearnedSizingSettings = DEFAULT_LEARNED_SIZING,
+): LearnedSizing {
+  const priorBytesPerCore = base.bytesPerCore ?? DEFAULT_SIZING.bytesPerCore;
+  const prior = priorBytesPerCore / TARGET_RUN_SECONDS;
+  const min = prior / settings.bound;
+  const max = prior * settings.bound;
+  const rates = samples
+    .filter((s) => s.outcome === 'ok' && s.bytes >= settings.minSampleBytes)
+    .map((s) => ({ bytes: s.bytes, seconds: coreSeconds(s) }))
+    .filter((s) => s.seconds > 0)
+    .map((s) => s.bytes / s.seconds);
+  let fitted = prior;
+  if (rates.length > 0) {
+    const n = rates.length;
+    const k = settings.priorWeight;
+    const logFit = (n * Math.log(median(rates)) + k * Math.log(prior)) / (n + k);
+    fitted = Math.min(Math.max(Math.exp(logFit), min), max);
+  }
+  const bytesPerCore = Math.round(fitted * TARGET_RUN_SECONDS);
+  return {
+    options: { ...base, bytesPerCore },
+    model: {
+      samples: {
+        total: samples.length,
+        used: rates.length,
+        oom: samples.filter((s) => s.outcome === 'oom').length,
+        timeout: samples.filter((s) => s.outcome === 'timeout').length,
+      },
+      bytesPerCoreSecond: { prior, fitted, min, max },
+      bytesPerCore,
+      targetRunSeconds: TARGET_RUN_SECONDS,
+    },
+  };
+}
+
+/** How a run ended, as far as the sample needs it (the runner's `RunEnd`, flattened). */
+export interface RunMeasurement {
+  /** The task's estimate, used when the job reported no commit figures. */
+  readonly estimate: { readonly bytes: number; readonly files: number };
+  readonly ok: boolean;
+  /** The job's figures, when the runner could read its result. */
+  readonly commits?: { readonly bytesRead: number; readonly filesRewritten: number };
+  readonly cpuSeconds?: number;
+  /** The failure's kind, for a failed run. */
+  readonly errorKind?: string;
+  /** What the run requested. */
+  readonly cores: number;
+  readonly memoryBytes: number;
+  readonly wallMs: number;
+  /** When the run's end was known (ms). */
+  readonly at: number;
+}
+
+/**
+ * The sample a run leaves, or none: a succeeded run whose result was read, an out-of-memory
+ * run and a timed-out run (they say the size was too small). Other failures (conflicts, bad
+ * input, a lost process) say nothing about size and leave none; so does a success whose
+ * result the runner could not read (no figures of what it did).
+ */
+export function runSample(run: RunMeasurement): SizingSample | undefined {
+  let outcome: SizingSample['outcome'];
+  if (run.ok) {
+    if (run.commits === undefined && run.cpuSeconds === undefined) return undefined;
+    outcome = 'ok';
+  } else if (run.errorKind === 'timeout') outcome = 'timeout';
+  else if (run.errorKind === OUT_OF_MEMORY_KIND) outcome = 'oom';
+  else return undefined;
+  return {
+    at: new Date(run.at).toISOString(),
+    // A job that committed nothing (nothing to do) read nothing: 0, not the estimate.
+    bytes: run.commits?.bytesRead ?? run.estimate.bytes,
+    files: run.commits?.filesRewritten ?? run.estimate.files,
+    cores: Math.max(1, run.cores),
+    memoryBytes: Math.max(0, Math.round(run.memoryBytes)),
+    wallMs: Math.max(0, Math.round(run.wallMs)),
+    ...(run.cpuSeconds === undefined ? {} : { cpuSeconds: run.cpuSeconds }),
+    outcome,
+  };
+}
