@@ -140,7 +140,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
         'requests.cpu': '8',
         'requests.memory': '32Gi',
         'limits.memory': '32Gi',
-        pods: '8',
+        pods: '12', // (slots 2 + smallSlots 1) × (driver + 3 executors)
       });
       // status.used comes from kube-controller-manager's resourcequota controller.
       const used = await until(
