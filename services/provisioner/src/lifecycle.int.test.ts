@@ -194,6 +194,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
           group,
           namespace,
           slots: 2,
+          smallSlots: 1, // the default
           cpu: '8',
           memory: '32Gi',
           state: 'ready',
