@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseWith } from './validation-error.ts';
 import { dnsLabel, isoDateTime } from './primitives.ts';
-import { sparkSettingsSchema } from './resource-group.ts';
+import { DEFAULT_SMALL_SLOTS, MAX_SMALL_SLOTS, sparkSettingsSchema } from './resource-group.ts';
 
 export const BindingState = {
   /** Dispatchers run this catalog's tasks. */
@@ -26,7 +26,13 @@ export const bindingSchema = z.object({
   group: dnsLabel(63),
   /** Kubernetes namespace the jobs run in (`icepack-<group>`). */
   namespace: dnsLabel(63),
+  /** Tasks of any size that run at once (large tasks take at most these). */
   slots: z.int().min(1),
+  /**
+   * Further tasks that run at once, small ones only (ADR 0029). A binding published before
+   * the small-task lane existed has none on the topic: the group's default, 1.
+   */
+  smallSlots: z.int().min(0).max(MAX_SMALL_SLOTS).default(DEFAULT_SMALL_SLOTS),
   cpu: z.string().min(1),
   memory: z.string().min(1),
   /** Resolved: defaults applied. */

@@ -197,6 +197,8 @@ export {
   SPARK_DEFAULTS,
   NAMESPACE_PREFIX,
   MAX_GROUP_NAME_LENGTH,
+  DEFAULT_SMALL_SLOTS,
+  MAX_SMALL_SLOTS,
   namespaceForGroup,
   type ResourceGroup,
   type ResourceGroupInput,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bindingSchema } from './binding.ts';
+import { bindingSchema, type Binding } from './binding.ts';
 import {
   MAX_GROUP_NAME_LENGTH,
   namespaceForGroup,
@@ -21,6 +21,7 @@ describe('resourceGroupSchema', () => {
   it('applies the documented Spark defaults', () => {
     expect(resourceGroupSchema.parse(base)).toEqual({
       ...base,
+      smallSlots: 1,
       spark: { ...SPARK_DEFAULTS, sparkConf: {} },
     });
   });
@@ -28,6 +29,7 @@ describe('resourceGroupSchema', () => {
   it('keeps explicit settings', () => {
     const group = {
       ...base,
+      smallSlots: 0,
       cpu: '16500m',
       spark: {
         image: 'ghcr.io/icepack/spark:4.0',
@@ -60,6 +62,10 @@ describe('resourceGroupSchema', () => {
     [{ memory: '32GB' }, 'memory'],
     [{ slots: 0 }, 'slots'],
     [{ slots: 1.5 }, 'slots'],
+    [{ smallSlots: -1 }, 'smallSlots'],
+    [{ smallSlots: 0.5 }, 'smallSlots'],
+    [{ smallSlots: 101 }, 'smallSlots'],
+    [{ smallSlots: '1' }, 'smallSlots'],
     [{ cpu: '2' }, 'cpu'], // driver 1 + executor 2 cores do not fit
     [{ memory: '4Gi' }, 'memory'], // 2g + 4g do not fit
     [{ spark: { executorMemory: '4Gi' } }, 'spark.executorMemory'],
@@ -80,10 +86,17 @@ describe('bindingSchema', () => {
     expect(bindingSchema.parse(binding)).toEqual(binding);
   });
 
+  it('reads a binding published before the small-task lane with the default smallSlots', () => {
+    const older: Partial<Binding> = sampleBinding();
+    delete older.smallSlots;
+    expect(bindingSchema.parse(older).smallSlots).toBe(1);
+  });
+
   it.each([
     [{ state: 'paused' }, 'state'],
     [{ runner: 'yarn' }, 'runner'],
     [{ slots: 0 }, 'slots'],
+    [{ smallSlots: -1 }, 'smallSlots'],
     [{ updatedAt: 'now' }, 'updatedAt'],
   ])('rejects %j at %s', (patch, path) => {
     expect(

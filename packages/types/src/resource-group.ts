@@ -65,9 +65,15 @@ export const sparkSettingsSchema = z.strictObject({
 });
 export type SparkSettings = z.output<typeof sparkSettingsSchema>;
 
+/** Default `smallSlots`: one task slot kept for small tasks beside the group's `slots`. */
+export const DEFAULT_SMALL_SLOTS = 1;
+/** Bound on `smallSlots`: each is a Spark job that may run at once. */
+export const MAX_SMALL_SLOTS = 100;
+
 /**
  * The compute budget of one catalog (1:1): a namespace `icepack-<name>` with a quota of
- * `cpu`/`memory`, running at most `slots` tasks at once. Unknown keys are rejected.
+ * `cpu`/`memory`, running at most `slots` tasks of any size at once plus `smallSlots` small
+ * ones (ADR 0029). Unknown keys are rejected.
  */
 export const resourceGroupSchema = z
   .strictObject({
@@ -76,6 +82,8 @@ export const resourceGroupSchema = z
     cpu: positiveQuantity('cpu'),
     memory: positiveQuantity('memory'),
     slots: z.int().min(1),
+    /** Slots only small tasks take, so large tables cannot starve small ones. Default 1. */
+    smallSlots: z.int().min(0).max(MAX_SMALL_SLOTS).default(DEFAULT_SMALL_SLOTS),
     spark: sparkSettingsSchema.default(() => sparkSettingsSchema.parse({})),
   })
   .superRefine((group, ctx) => {

@@ -129,6 +129,7 @@ export function sampleBinding(overrides: Partial<Binding> = {}): Binding {
     group: 'prod',
     namespace: 'icepack-prod',
     slots: 2,
+    smallSlots: 1,
     cpu: '8',
     memory: '32Gi',
     spark: {

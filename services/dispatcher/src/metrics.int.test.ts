@@ -72,13 +72,13 @@ beforeAll(async () => {
     topics.bindings,
     'BindingUpdated',
     tight,
-    testBinding(tight, { cpu: '500m', memory: '512Mi', slots: 3 }),
+    testBinding(tight, { cpu: '500m', memory: '512Mi', slots: 3, smallSlots: 0 }),
   );
   await producer.publish(
     topics.bindings,
     'BindingUpdated',
     roomy,
-    testBinding(roomy, { slots: 1 }),
+    testBinding(roomy, { slots: 1, smallSlots: 1 }),
   );
   dispatcher = await ServiceProcess.start({
     entry: resolve(import.meta.dirname, 'main.ts'),
@@ -98,7 +98,8 @@ beforeAll(async () => {
     'both catalog workers to start',
     async () =>
       (await dispatcher.metric('icepack_dispatcher_slots', { catalog: tight })) === 3 &&
-      (await dispatcher.metric('icepack_dispatcher_slots', { catalog: roomy })) === 1,
+      // Both lanes: slots + smallSlots.
+      (await dispatcher.metric('icepack_dispatcher_slots', { catalog: roomy })) === 2,
   );
 });
 

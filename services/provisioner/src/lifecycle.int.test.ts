@@ -140,7 +140,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
         'requests.cpu': '8',
         'requests.memory': '32Gi',
         'limits.memory': '32Gi',
-        pods: '8',
+        pods: '12', // (slots 2 + smallSlots 1) × (driver + 3 executors)
       });
       // status.used comes from kube-controller-manager's resourcequota controller.
       const used = await until(
@@ -194,6 +194,7 @@ describe("provisioner: catalogs and resource groups on the real control plane, w
           group,
           namespace,
           slots: 2,
+          smallSlots: 1, // the default
           cpu: '8',
           memory: '32Gi',
           state: 'ready',

@@ -38,6 +38,7 @@ describe('provisioner: local mode (no Kubernetes)', () => {
       cpu: '3',
       memory: '8Gi',
       slots: 2,
+      smallSlots: 2,
       spark: { executorMemory: '2g' },
     });
     expect(created.status).toBe(201);
@@ -61,9 +62,23 @@ describe('provisioner: local mode (no Kubernetes)', () => {
       runner: 'local',
       state: 'ready',
       slots: 2,
+      smallSlots: 2,
       cpu: '3',
       memory: '8Gi',
     });
+
+    // The small-task lane's size is validated like `slots`: a 4xx naming the field.
+    const badLane = await p.api<ApiError>('POST', '/v1/resource-groups', {
+      name: `b-${suffix}`,
+      catalog: `b-${suffix}`,
+      cpu: '2',
+      memory: '4Gi',
+      slots: 1,
+      smallSlots: -1,
+      spark: { driverMemory: '1g', executorMemory: '1g', executorCores: 1 },
+    });
+    expect(badLane.status).toBe(400);
+    expect(badLane.body.fields?.map((f) => f.path)).toEqual(['smallSlots']);
 
     const tooBig = await p.api<ApiError>('POST', '/v1/resource-groups', {
       name: `b-${suffix}`,

@@ -74,7 +74,7 @@ describe('provisioner: reconcile', () => {
       'requests.cpu': '4',
       'requests.memory': '8Gi',
       'limits.memory': '8Gi',
-      pods: '5',
+      pods: '10', // (slots 1 + smallSlots 1) × (driver + 4 executors)
     });
     await until('the config map to be restored', async () => {
       const current = await core.readNamespacedConfigMap({ name: 'icepack-spark', namespace });

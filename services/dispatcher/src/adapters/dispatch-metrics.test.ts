@@ -1,6 +1,7 @@
 import { InMemoryMetrics } from '@icepack/runtime/testing';
 import { sampleBinding, sampleMergeTask, type TaskEvent } from '@icepack/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import { DispatchMetrics } from './dispatch-metrics.ts';
@@ -58,11 +59,12 @@ beforeEach(() => {
 afterEach(() => metrics.shutdown());
 
 describe('dispatcher metrics from task events', () => {
-  it('count starts, ends by outcome and error kind, quota waits, and pass every event on', async () => {
+  it('count starts, ends by outcome and error kind, quota and large-slot waits, and pass every event on', async () => {
     const inner = new InMemoryDispatchSink();
     const sink = dispatch.sink(inner);
     const oom = { kind: 'oom', message: 'executor lost', retryable: true };
     await sink.taskEvent(event('updated', { reason: 'waiting for quota: …' }));
+    await sink.taskEvent(event('updated', { reason: LARGE_SLOTS_BUSY }));
     const unreachable = { kind: 'runner', message: 'connect ECONNREFUSED', retryable: true };
     await sink.taskEvent(event('updated', { reason: 'runner error 1 of 3', error: unreachable }));
     await sink.taskEvent(event('started', { attempt: 1 }));
@@ -73,12 +75,14 @@ describe('dispatcher metrics from task events', () => {
     expect(inner.events.map((e) => e.status)).toEqual([
       'updated',
       'updated',
+      'updated',
       'started',
       'retrying',
       'started',
       'failed',
     ]);
     expect(await metrics.value('icepack.dispatcher.quota_waits', labels)).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.large_slot_waits', labels)).toBe(1);
     expect(await metrics.value('icepack.dispatcher.tasks.started', labels)).toBe(2);
     const finished = 'icepack.dispatcher.tasks.finished';
     expect(
@@ -160,11 +164,12 @@ describe('dispatcher metrics from runs', () => {
     expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
   });
 
-  it("report a catalog's slots while its worker runs", async () => {
+  it("report a catalog's slots (both lanes) while its worker runs", async () => {
     const worker = dispatch.worker(binding, { start: async () => {}, close: async () => {} });
     expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(0);
     await worker.start();
-    expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(2);
+    // slots 2 + smallSlots 1
+    expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(3);
     await worker.close();
     expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(0);
   });

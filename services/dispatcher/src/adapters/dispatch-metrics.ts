@@ -8,6 +8,7 @@ import {
 } from '@icepack/runtime';
 import type { Meter } from '@opentelemetry/api';
 import type { Binding, HealthFigures, TableId, Task, TaskEvent } from '@icepack/types';
+import { concurrencyOf, LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchSink } from './task-events.ts';
@@ -48,6 +49,12 @@ const INSTRUMENTS = {
   quotaWaits: counter({
     name: 'icepack.dispatcher.quota_waits',
     description: 'Times a task was put back to wait for quota (no room, or claimed)',
+    attributes: TASK,
+  }),
+  largeSlotWaits: counter({
+    name: 'icepack.dispatcher.large_slot_waits',
+    description:
+      'Times a large task was put back because large tasks held all the catalog’s slots (ADR 0029)',
     attributes: TASK,
   }),
   duration: histogram({
@@ -107,7 +114,8 @@ const INSTRUMENTS = {
   }),
   slots: gauge({
     name: 'icepack.dispatcher.slots',
-    description: "Slots of the catalog's resource group (runs at once, all dispatchers)",
+    description:
+      "Slots of the catalog's resource group, small-task lane included: slots + smallSlots (runs at once, all dispatchers)",
     attributes: ['catalog'],
   }),
 };
@@ -155,12 +163,12 @@ export class DispatchMetrics {
     };
   }
 
-  /** `worker`, reporting its binding's slots while it runs (0 once it stopped). */
+  /** `worker`, reporting its binding's slots (both lanes) while it runs (0 once it stopped). */
   worker(binding: Binding, inner: CatalogWorker): CatalogWorker {
     return {
       start: async () => {
         await inner.start();
-        this.#slots.set(binding.catalog, binding.slots);
+        this.#slots.set(binding.catalog, concurrencyOf(binding));
       },
       close: async () => {
         // 0, not gone: the SDK would go on reporting a series' last value once it was seen.
@@ -195,9 +203,11 @@ export class DispatchMetrics {
         this.#i.finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.retried });
         return;
       case 'updated':
-        // The task goes back to wait for quota — or, with an error, because the quota could
-        // not be read (a runner error before the start): not a quota wait.
-        if (event.error === undefined) this.#i.quotaWaits.add(1, labels);
+        // The task goes back to wait for quota or for a large-task slot — or, with an error,
+        // because the quota could not be read (a runner error before the start): neither.
+        if (event.error !== undefined) return;
+        if (event.reason === LARGE_SLOTS_BUSY) this.#i.largeSlotWaits.add(1, labels);
+        else this.#i.quotaWaits.add(1, labels);
         return;
       // The planner's statuses, or none the dispatcher sends: nothing to count here.
       case 'planned':

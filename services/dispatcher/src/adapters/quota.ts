@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { parseCpuMillicores, parseMemoryBytes, type Binding, type QuotaUse } from '@icepack/types';
 import type { QuotaRoom } from '../domain/sizing.ts';
+import { LeasedClaims } from './leased-claims.ts';
 
 /** A group's use as a gate sees it (the console's overview); `QuotaUse` without when and where. */
 export type QuotaUsage = Omit<QuotaUse, 'group' | 'at'>;
@@ -31,39 +32,6 @@ export interface QuotaGate {
   close?(): Promise<void>;
 }
 
-// Claims in one hash per catalog: field = run id, value = "cpu mem expiresAt". Expired
-// claims (a crashed dispatcher) are dropped on the next call.
-const ACQUIRE = `
-local now = tonumber(ARGV[1])
-local usedCpu, usedMem = 0, 0
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local cpu, mem, exp = string.match(fields[i + 1], '(%d+) (%d+) (%d+)')
-  if tonumber(exp) < now then
-    redis.call('HDEL', KEYS[1], fields[i])
-  elseif fields[i] ~= ARGV[2] then
-    usedCpu = usedCpu + tonumber(cpu)
-    usedMem = usedMem + tonumber(mem)
-  end
-end
-if ARGV[3] == '' then return {usedCpu, usedMem, 1} end
-local cpu, mem = tonumber(ARGV[3]), tonumber(ARGV[4])
-if usedCpu + cpu > tonumber(ARGV[6]) or usedMem + mem > tonumber(ARGV[7]) then
-  return {usedCpu, usedMem, 0}
-end
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3] .. ' ' .. ARGV[4] .. ' ' .. ARGV[5])
-return {usedCpu, usedMem, 1}
-`;
-
-// Pushes a held claim's expiry forward; a claim that is gone stays gone.
-const RENEW = `
-local v = redis.call('HGET', KEYS[1], ARGV[1])
-if not v then return 0 end
-local cpu, mem = string.match(v, '(%d+) (%d+) ')
-redis.call('HSET', KEYS[1], ARGV[1], cpu .. ' ' .. mem .. ' ' .. ARGV[2])
-return 1
-`;
-
 /** How often the worker renews a running task's claim: well inside the default lease. */
 export const RENEW_CLAIM_MS = 60_000;
 
@@ -80,42 +48,29 @@ export interface LocalBudgetOptions {
  * all dispatcher processes through Redis. The worker renews a claim while its run goes on.
  */
 export class LocalBudgetQuota implements QuotaGate {
-  readonly #redis: Redis;
+  readonly #claims: LeasedClaims;
   readonly #prefix: string;
-  readonly #leaseMs: number;
 
   constructor(options: LocalBudgetOptions) {
-    this.#redis = options.redis;
+    this.#claims = new LeasedClaims({
+      redis: options.redis,
+      leaseMs: options.leaseMs ?? 10 * 60_000,
+    });
     this.#prefix = options.prefix ?? 'icepack';
-    this.#leaseMs = options.leaseMs ?? 10 * 60_000;
   }
 
+  // Claims in one hash per catalog: "cpu mem expiresAt" per run id.
   #key(binding: Binding): string {
     return `${this.#prefix}:budget:${binding.catalog}`;
   }
 
-  async #call(
-    binding: Binding,
-    runId: string,
-    request?: QuotaRequest,
-  ): Promise<[number, number, number]> {
-    const now = Date.now();
-    return (await this.#redis.eval(
-      ACQUIRE,
-      1,
-      this.#key(binding),
-      String(now),
-      runId,
-      request === undefined ? '' : String(request.cpuMillicores),
-      request === undefined ? '' : String(request.memoryBytes),
-      String(now + this.#leaseMs),
-      String(parseCpuMillicores(binding.cpu)),
-      String(parseMemoryBytes(binding.memory)),
-    )) as [number, number, number];
+  async #used(binding: Binding): Promise<[number, number]> {
+    const [cpu = 0, memory = 0] = await this.#claims.used(this.#key(binding), 2);
+    return [cpu, memory];
   }
 
   async room(binding: Binding): Promise<QuotaRoom> {
-    const [cpu, memory] = await this.#call(binding, '');
+    const [cpu, memory] = await this.#used(binding);
     return {
       cpuMillicores: parseCpuMillicores(binding.cpu) - cpu,
       memoryBytes: parseMemoryBytes(binding.memory) - memory,
@@ -123,7 +78,7 @@ export class LocalBudgetQuota implements QuotaGate {
   }
 
   async usage(binding: Binding): Promise<QuotaUsage> {
-    const [cpu, memory] = await this.#call(binding, '');
+    const [cpu, memory] = await this.#used(binding);
     return {
       source: 'budget',
       cpu: { usedMillicores: cpu, hardMillicores: parseCpuMillicores(binding.cpu) },
@@ -132,15 +87,20 @@ export class LocalBudgetQuota implements QuotaGate {
   }
 
   async acquire(binding: Binding, runId: string, request: QuotaRequest): Promise<boolean> {
-    const [, , ok] = await this.#call(binding, runId, request);
-    return ok === 1;
+    const { held } = await this.#claims.claim(
+      this.#key(binding),
+      runId,
+      [request.cpuMillicores, request.memoryBytes],
+      [parseCpuMillicores(binding.cpu), parseMemoryBytes(binding.memory)],
+    );
+    return held;
   }
 
-  async release(binding: Binding, runId: string): Promise<void> {
-    await this.#redis.hdel(this.#key(binding), runId);
+  release(binding: Binding, runId: string): Promise<void> {
+    return this.#claims.release(this.#key(binding), runId);
   }
 
-  async renew(binding: Binding, runId: string): Promise<void> {
-    await this.#redis.eval(RENEW, 1, this.#key(binding), runId, String(Date.now() + this.#leaseMs));
+  renew(binding: Binding, runId: string): Promise<void> {
+    return this.#claims.renew(this.#key(binding), runId);
   }
 }

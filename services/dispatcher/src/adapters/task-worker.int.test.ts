@@ -10,6 +10,7 @@ import {
   type RunLocation,
   sampleMergeTask,
   sampleTableId,
+  type Binding,
   type HealthFigures,
   type SizingSample,
   type Task,
@@ -17,9 +18,11 @@ import {
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
 import type { JobResult } from '../runners/job-result.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import type { QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
@@ -83,12 +86,23 @@ function setup(
     lockDurationMs?: number;
     timeoutMs?: number;
     sizingModel?: SizingModelSource;
+    binding?: Partial<Binding>;
+    /** The worker's own Redis connection (to cut it as a crash would). Default the shared one. */
+    connection?: Redis;
+    largeSlots?: LargeSlotGate;
+    claimRenewMs?: number;
+    quotaWaitMs?: number;
+    maxStalledCount?: number;
   } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
   const worker = new TaskWorker({
-    binding: testBinding(catalog),
-    connection: redis,
+    binding: testBinding(catalog, options.binding),
+    connection: options.connection ?? redis,
+    ...(options.largeSlots === undefined ? {} : { largeSlots: options.largeSlots }),
+    ...(options.claimRenewMs === undefined ? {} : { claimRenewMs: options.claimRenewMs }),
+    ...(options.quotaWaitMs === undefined ? {} : { quotaWaitMs: options.quotaWaitMs }),
+    ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
     runner,
     quota: options.quota ?? roomyQuota,
     sink,
@@ -110,8 +124,13 @@ function taskOf(catalog: string): Task {
   return sampleMergeTask({ table: sampleTableId({ catalog, namespace: ['db'], name: 't' }) });
 }
 
-async function enqueue(queue: Queue, task: Task): Promise<void> {
-  await queue.add(task.type, task, { jobId: task.id, removeOnComplete: true, removeOnFail: true });
+async function enqueue(queue: Queue, task: Task, priority?: number): Promise<void> {
+  await queue.add(task.type, task, {
+    jobId: task.id,
+    removeOnComplete: true,
+    removeOnFail: true,
+    ...(priority === undefined ? {} : { priority }),
+  });
 }
 
 /** Polls until `probe` holds; no timing assertion. */
@@ -420,5 +439,164 @@ describe('TaskWorker', () => {
     expect(second.events[0]?.cost?.coreSecondsRequested).toBeGreaterThanOrEqual(0);
     // The repeated outcome is a repeat, not a new transition.
     assertEventLifecycle([...first.events, ...second.events]);
+  });
+});
+
+const GiB = 1024 ** 3;
+
+/** A merge of `name` rewriting `gib` GiB in `files` files: large from 1 GiB or 501 files. */
+function sizedTask(catalog: string, name: string, gib: number, files = 40): Task {
+  const task = sampleMergeTask({ table: sampleTableId({ catalog, namespace: ['db'], name }) });
+  const bytesToRewrite = Math.round(gib * GiB);
+  return { ...task, state: { ...task.state, bytesToRewrite, filesToRewrite: files } };
+}
+
+/**
+ * Runs small tasks at once; holds a task's run while the test keeps it in `held` (a long
+ * merge of a big table), and counts how many large runs go at once.
+ */
+class LaneRunner implements SparkRunner {
+  readonly kind = 'lanes';
+  /** Task ids whose run ended, in that order. */
+  readonly ran: string[] = [];
+  maxLargeAtOnce = 0;
+  readonly #held = new Map<string, Promise<void>>();
+  #large = 0;
+
+  readonly large: ReadonlySet<string>;
+
+  constructor(large: ReadonlySet<string>) {
+    this.large = large;
+  }
+
+  runName(key: RunKey): string {
+    return `run-${key.task.table.name}-${String(key.attempt)}`;
+  }
+
+  isLaunched(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
+  /** Keeps `taskId`'s run going until the returned function is called. */
+  hold(taskId: string): () => void {
+    let finish = (): void => undefined;
+    this.#held.set(taskId, new Promise<void>((resolve) => (finish = resolve)));
+    return () => finish();
+  }
+
+  async run(request: RunRequest): Promise<RunOutcome> {
+    const large = this.large.has(request.task.id);
+    if (large) this.maxLargeAtOnce = Math.max(this.maxLargeAtOnce, ++this.#large);
+    try {
+      await this.#held.get(request.task.id);
+      this.ran.push(request.task.id);
+      return { ok: true, reattached: false };
+    } finally {
+      if (large) this.#large -= 1;
+    }
+  }
+}
+
+const statusesOf = (sink: InMemoryDispatchSink, task: Task) =>
+  sink.events.filter((e) => e.taskId === task.id).map((e) => e.status);
+
+describe('TaskWorker lanes (ADR 0029)', () => {
+  it('keeps small tasks flowing while a large one holds the only large slot; a second large one waits', async () => {
+    const catalog = `worker-lanes-${Math.random().toString(36).slice(2, 8)}`;
+    const big = sizedTask(catalog, 'cdc_orders', 40, 9_000);
+    const second = sizedTask(catalog, 'cdc_payments', 12);
+    const small = ['a', 'b', 'c'].map((name) => sizedTask(catalog, `small_${name}`, 0.01));
+    const runner = new LaneRunner(new Set([big.id, second.id]));
+    const finish = runner.hold(big.id);
+    const { worker, queue, sink } = setup(catalog, runner, {
+      binding: { slots: 1, smallSlots: 1 },
+      quotaWaitMs: 50,
+    });
+    const sunk = sink as InMemoryDispatchSink;
+    await worker.start();
+    await enqueue(queue, big, 1);
+    await until('the large task to start', () => statusesOf(sunk, big).includes('started'));
+    // The second large task is ahead of the small ones in the queue (priority 1).
+    await enqueue(queue, second, 1);
+    for (const task of small) await enqueue(queue, task, 10);
+
+    await until('every small task to succeed', () =>
+      small.every((task) => statusesOf(sunk, task).includes('succeeded')),
+    );
+    // …while the large one still runs: its run is held, it has not ended.
+    expect(statusesOf(sunk, big)).toEqual(['started']);
+    expect(new Set(runner.ran)).toEqual(new Set(small.map((t) => t.id)));
+    // The second large task found the large slot taken: it waits (delayed), it never started.
+    await until('the second large task to wait for a large slot', () =>
+      sunk.events.some((e) => e.taskId === second.id && e.reason === LARGE_SLOTS_BUSY),
+    );
+    expect(statusesOf(sunk, second).every((s) => s === 'updated')).toBe(true);
+    expect(await new RedisLargeSlots({ redis }).inUse(testBinding(catalog))).toBe(1);
+
+    finish();
+    await until('the second large task to succeed after the first', () =>
+      statusesOf(sunk, second).includes('succeeded'),
+    );
+    expect(runner.maxLargeAtOnce).toBe(1);
+    expect(runner.ran.slice(-2)).toEqual([big.id, second.id]);
+    // Both large runs released their slot.
+    expect(await new RedisLargeSlots({ redis }).inUse(testBinding(catalog))).toBe(0);
+    assertEventLifecycle(sunk.events.filter((e) => e.taskId === second.id));
+  });
+
+  it('frees a crashed dispatcher’s large slot once its lease lapses', async () => {
+    const catalog = `worker-lanes-crash-${Math.random().toString(36).slice(2, 8)}`;
+    const lanePrefix = `${prefix}-lanes`;
+    const big = sizedTask(catalog, 'cdc_orders', 40);
+    const next = sizedTask(catalog, 'cdc_payments', 12);
+    const lease = { leaseMs: 1_000, claimRenewMs: 200 };
+    // The first dispatcher: its own connection, cut when it "dies".
+    const own = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+    const runnerOne = new LaneRunner(new Set([big.id, next.id]));
+    runnerOne.hold(big.id); // never ends: the run outlives its dispatcher
+    const one = setup(catalog, runnerOne, {
+      binding: { slots: 1, smallSlots: 1 },
+      connection: own,
+      largeSlots: new RedisLargeSlots({ redis: own, prefix: lanePrefix, leaseMs: lease.leaseMs }),
+      claimRenewMs: lease.claimRenewMs,
+      // Long enough that the waiting task is not taken again before the crash.
+      quotaWaitMs: 3_600_000,
+      lockDurationMs: 1_000,
+    });
+    const first = one.sink as InMemoryDispatchSink;
+    await one.worker.start();
+    await enqueue(one.queue, big, 1);
+    await until('the large task to start', () => statusesOf(first, big).includes('started'));
+    await enqueue(one.queue, next, 1);
+    await until('the second large task to wait for a large slot', () =>
+      first.events.some((e) => e.taskId === next.id && e.reason === LARGE_SLOTS_BUSY),
+    );
+    const slots = new RedisLargeSlots({ redis, prefix: lanePrefix, leaseMs: lease.leaseMs });
+    expect(await slots.inUse(testBinding(catalog))).toBe(1);
+
+    // The dispatcher dies: it stops taking tasks and renewing anything.
+    await one.worker.close(true);
+    own.disconnect();
+    // The next dispatcher gives the dead one's job up as stalled (maxStalledCount 0), so no one
+    // will ever release its slot: only the lease frees it.
+    const runnerTwo = new LaneRunner(new Set([big.id, next.id]));
+    const two = setup(catalog, runnerTwo, {
+      binding: { slots: 1, smallSlots: 1 },
+      largeSlots: slots,
+      claimRenewMs: lease.claimRenewMs,
+      quotaWaitMs: 50,
+      lockDurationMs: 1_000,
+      maxStalledCount: 0,
+    });
+    const second = two.sink as InMemoryDispatchSink;
+    await two.worker.start();
+    await (await two.queue.getJob(next.id))?.promote(); // its wait is over
+    await until('the second large task to succeed', () =>
+      statusesOf(second, next).includes('succeeded'),
+    );
+    // The first large run never ended (it is still held), and nothing ran it again.
+    expect(runnerTwo.ran).toEqual([next.id]);
+    expect(statusesOf(second, big)).toEqual([]);
+    expect(await slots.inUse(testBinding(catalog))).toBe(0);
   });
 });

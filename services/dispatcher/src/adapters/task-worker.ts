@@ -14,6 +14,7 @@ import {
   type TaskEvent,
   type TaskStatus,
 } from '@icepack/types';
+import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.ts';
 import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
@@ -26,6 +27,7 @@ import {
   type SizingOptions,
 } from '../domain/sizing.ts';
 import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
+import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import type { TableHealthReader } from './table-health.ts';
@@ -37,6 +39,13 @@ export interface TaskWorkerOptions {
   readonly connection: Redis;
   readonly runner: SparkRunner;
   readonly quota: QuotaGate;
+  /**
+   * The catalog's large-task slots (ADR 0029). Default: leased claims in Redis on
+   * `connection`, shared by every dispatcher.
+   */
+  readonly largeSlots?: LargeSlotGate;
+  /** How often a running task's quota claim and large-task slot are renewed. Default 60 s. */
+  readonly claimRenewMs?: number;
   readonly sink: DispatchSink;
   readonly health: TableHealthReader;
   readonly catalog: CatalogConnection;
@@ -133,6 +142,8 @@ interface Progress {
   before: HealthFigures | undefined;
   /** The quota claim taken for the run, held until its end is known. */
   claimed: boolean;
+  /** A large task's slot (ADR 0029), held like the quota claim. */
+  largeSlot: boolean;
   /** Cores the run was sized for (driver + executors), once sized. */
   cores: number | undefined;
   /** The size the run was launched (or followed) with, once sized. */
@@ -166,8 +177,9 @@ function minFileSize(task: Task): number | undefined {
 }
 
 /**
- * One binding's dispatch: a BullMQ worker on the catalog's queue, at most `slots` tasks at
- * once across all dispatchers (global concurrency).
+ * One binding's dispatch: a BullMQ worker on the catalog's queue, at most `slots + smallSlots`
+ * tasks at once across all dispatchers (global concurrency), of which at most `slots` large
+ * ones (ADR 0029).
  */
 export class TaskWorker {
   readonly queueName: string;
@@ -186,6 +198,8 @@ export class TaskWorker {
       lockDurationMs: 60_000,
       maxStalledCount: 50,
       sizing: {},
+      largeSlots: new RedisLargeSlots({ redis: options.connection }),
+      claimRenewMs: RENEW_CLAIM_MS,
       ...options,
     };
     this.queueName = queueNameForCatalog(options.binding.catalog);
@@ -197,11 +211,14 @@ export class TaskWorker {
 
   async start(): Promise<void> {
     await this.#o.quota.open?.(this.#o.binding);
-    await this.#queue.setGlobalConcurrency(this.#o.binding.slots);
+    // Both lanes: a large task that finds the `slots` taken waits (delayed), so the worker's
+    // further `smallSlots` take the small tasks behind it.
+    const concurrency = concurrencyOf(this.#o.binding);
+    await this.#queue.setGlobalConcurrency(concurrency);
     this.#worker = new Worker(this.queueName, (job, token) => this.#traced(job, token), {
       connection: this.#o.connection,
       prefix: this.#o.prefix,
-      concurrency: this.#o.binding.slots,
+      concurrency,
       lockDuration: this.#o.lockDurationMs,
       stalledInterval: this.#o.lockDurationMs,
       maxStalledCount: this.#o.maxStalledCount,
@@ -332,6 +349,7 @@ export class TaskWorker {
       startedAt: Number(startedAtText ?? job.processedOn ?? Date.now()),
       before: saved,
       claimed: false,
+      largeSlot: false,
       cores: undefined,
     };
     let errors = Number(runnerErrorsText ?? '0');
@@ -415,23 +433,52 @@ export class TaskWorker {
     return `${run.taskRun}#${String(run.attempt)}`;
   }
 
-  /** Keeps the run's claim from lapsing while it is held (gates whose claims lapse). */
-  #renewClaim(run: Run, progress: Progress): NodeJS.Timeout | undefined {
-    const { quota, binding } = this.#o;
-    if (quota.renew === undefined) return undefined;
-    const renew = quota.renew.bind(quota);
+  /** Keeps the run's claims (quota, large-task slot) from lapsing while they are held. */
+  #renewClaim(run: Run, progress: Progress): NodeJS.Timeout {
+    const { quota, largeSlots, binding } = this.#o;
+    const claimId = this.#claimId(run);
+    const warn = (what: string) => (error: unknown) =>
+      this.#log(run).warn({ err: error }, `${what} not renewed`);
     return setInterval(() => {
-      if (!progress.claimed) return;
-      renew(binding, this.#claimId(run)).catch((error: unknown) =>
-        this.#log(run).warn({ err: error }, 'quota claim not renewed'),
-      );
-    }, RENEW_CLAIM_MS);
+      if (progress.claimed && quota.renew !== undefined)
+        quota.renew(binding, claimId).catch(warn('quota claim'));
+      if (progress.largeSlot) largeSlots.renew(binding, claimId).catch(warn('large-task slot'));
+    }, this.#o.claimRenewMs);
   }
 
   async #release(run: Run, progress: Progress): Promise<void> {
-    if (!progress.claimed) return;
-    await this.#o.quota.release(this.#o.binding, this.#claimId(run));
-    progress.claimed = false;
+    if (progress.claimed) {
+      await this.#o.quota.release(this.#o.binding, this.#claimId(run));
+      progress.claimed = false;
+    }
+    if (progress.largeSlot) {
+      await this.#o.largeSlots.release(this.#o.binding, this.#claimId(run));
+      progress.largeSlot = false;
+    }
+  }
+
+  /**
+   * A large task takes one of the catalog's `slots` only, so its `smallSlots` stay free for
+   * small tasks (ADR 0029). False when none is free. A run launched before a restart keeps
+   * (or takes back) its slot whatever the count: it runs.
+   */
+  async #admitLarge(run: Run, progress: Progress, launched: boolean): Promise<boolean> {
+    if (progress.largeSlot || laneOf(run.task) !== Lane.large) return true;
+    const { largeSlots, binding } = this.#o;
+    const claimId = this.#claimId(run);
+    if (launched) await largeSlots.hold(binding, claimId);
+    else if (!(await largeSlots.admit(binding, claimId))) return false;
+    progress.largeSlot = true;
+    return true;
+  }
+
+  /** The task waits (delayed, not failed) and is tried again; its worker slot takes the next. */
+  async #waitAgain(run: Run, progress: Progress, reason: string): Promise<never> {
+    this.#log(run).info({ reason }, 'waiting');
+    await this.#release(run, progress);
+    await this.#event(run.task, 'updated', { runId: run.runId, reason });
+    await run.job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
+    throw new DelayedError();
   }
 
   /**
@@ -460,6 +507,8 @@ export class TaskWorker {
     // the runner need not be asked (one API call less on the hot path).
     const launched =
       progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
+    if (!progress.claimed && !(await this.#admitLarge(run, progress, launched)))
+      return this.#waitAgain(run, progress, LARGE_SLOTS_BUSY);
     const room = launched ? {} : await this.#o.quota.room(binding);
     const decision = this.#size(task, room, run.grow);
     const claimId = this.#claimId(run);
@@ -469,10 +518,7 @@ export class TaskWorker {
       (!decision.fits || !(await this.#o.quota.acquire(binding, claimId, decision.size.request)))
     ) {
       const reason = decision.fits ? 'quota claimed by another task' : decision.reason;
-      this.#log(run).info({ reason }, 'waiting for quota');
-      await this.#event(task, 'updated', { runId, reason: `waiting for quota: ${reason}` });
-      await job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
-      throw new DelayedError();
+      return this.#waitAgain(run, progress, `waiting for quota: ${reason}`);
     }
 
     // Ours now — or, for a run launched before a restart, the claim its dispatcher made (if

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleMergeTask, sampleTableId, taskJobId, type Task } from '@icepack/types';
 import { batchable, DEFAULT_BATCH_LIMITS, estimatedTaskMs, selectBatch } from './batch.ts';
+import { SMALL_TASK_BOUND } from './lanes.ts';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -15,11 +16,13 @@ function task(name: string, bytes = 10 * MiB, files = 30, catalog = 'prod'): Tas
 const ids = (tasks: readonly Task[]) => tasks.map((t) => t.table.name);
 
 describe('batchable', () => {
-  it('takes tasks up to 1 GiB and 2,000 files by default, both inclusive', () => {
-    expect(batchable(task('a', GiB, 2_000))).toBe(true);
-    expect(batchable(task('a', GiB + 1, 10))).toBe(false);
-    expect(batchable(task('a', MiB, 2_001))).toBe(false);
-    expect(batchable(task('a', 2 * GiB), { maxTaskBytes: 4 * GiB })).toBe(true);
+  it('takes the small tasks of the small-task lane: under 1 GiB and at most 500 files', () => {
+    expect(batchable(task('a', GiB - 1, 500))).toBe(true);
+    expect(batchable(task('a', GiB, 10))).toBe(false);
+    expect(batchable(task('a', MiB, 501))).toBe(false);
+    expect(batchable(task('a', 2 * GiB), { small: { ...SMALL_TASK_BOUND, bytes: 4 * GiB } })).toBe(
+      true,
+    );
   });
 });
 
@@ -59,10 +62,10 @@ describe('selectBatch', () => {
   });
 
   it('keeps the estimated duration within 10 min, passing over a task that does not fit for a smaller one', () => {
-    // Each 1 GiB task: 5 s + 32 s. Sixteen fit in 600 s (592 s); a seventeenth would not,
-    // but a tiny one (5 s) still does.
-    const big = Array.from({ length: 20 }, (_, i) => task(`big${String(i)}`, GiB));
-    const batch = selectBatch(task('leader', GiB), [...big, task('tiny', 0)]);
+    // Each task just under 1 GiB (the largest small task): 5 s + 32 s. Sixteen fit in 600 s
+    // (592 s); a seventeenth would not, but a tiny one (5 s) still does.
+    const big = Array.from({ length: 20 }, (_, i) => task(`big${String(i)}`, GiB - 1));
+    const batch = selectBatch(task('leader', GiB - 1), [...big, task('tiny', 0)]);
     expect(batch).toHaveLength(17);
     expect(ids(batch).at(-1)).toBe('tiny');
     const total = batch.reduce((ms, t) => ms + estimatedTaskMs(t), 0);

@@ -1,7 +1,7 @@
 import { tableKey, type Task } from '@icepack/types';
+import { Lane, laneOf, SMALL_TASK_BOUND, type SmallTaskBound } from './lanes.ts';
 
 const MiB = 1024 * 1024;
-const GiB = 1024 * MiB;
 
 /**
  * Which small tasks share one Spark application (docs/dispatcher.md#batches). A session
@@ -10,10 +10,11 @@ const GiB = 1024 * MiB;
  * Each default is documented; operators may override them.
  */
 export interface BatchLimits {
-  /** A task joins a batch only if it rewrites at most this many bytes. Default 1 GiB. */
-  readonly maxTaskBytes?: number;
-  /** … and at most this many files (planning and commit cost per file). Default 2,000. */
-  readonly maxTaskFiles?: number;
+  /**
+   * A task joins a batch only if it is *small* (`domain/lanes.ts`, one home for the bound:
+   * the tasks a batch carries are those the small-task lane runs). Default `SMALL_TASK_BOUND`.
+   */
+  readonly small?: SmallTaskBound;
   /** Tasks in one batch at most. Default 20. */
   readonly maxTasks?: number;
   /** The batch's estimated duration at most (sum of its tasks' estimates). Default 10 min. */
@@ -25,8 +26,7 @@ export interface BatchLimits {
 }
 
 export const DEFAULT_BATCH_LIMITS: Required<BatchLimits> = {
-  maxTaskBytes: GiB,
-  maxTaskFiles: 2_000,
+  small: SMALL_TASK_BOUND,
   maxTasks: 20,
   maxDurationMs: 10 * 60_000,
   bytesPerSecond: 32 * MiB,
@@ -43,10 +43,9 @@ export function estimatedTaskMs(task: Task, limits: BatchLimits = {}): number {
   return l.perTaskMs + Math.ceil((task.state.bytesToRewrite / l.bytesPerSecond) * 1000);
 }
 
-/** Is the task small enough to share a Spark application? (Both bounds inclusive.) */
+/** Is the task small enough to share a Spark application? */
 export function batchable(task: Task, limits: BatchLimits = {}): boolean {
-  const l = limitsOf(limits);
-  return task.state.bytesToRewrite <= l.maxTaskBytes && task.state.filesToRewrite <= l.maxTaskFiles;
+  return laneOf(task, limitsOf(limits).small) === Lane.small;
 }
 
 /**

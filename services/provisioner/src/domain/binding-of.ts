@@ -12,6 +12,7 @@ export function bindingOf(record: GroupRecord, now: string): Binding {
     group: group.name,
     namespace: namespaceForGroup(group.name),
     slots: group.slots,
+    smallSlots: group.smallSlots,
     cpu: group.cpu,
     memory: group.memory,
     spark: group.spark,

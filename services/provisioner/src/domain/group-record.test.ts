@@ -77,6 +77,7 @@ describe('bindingOf', () => {
       group: 'sales',
       namespace: 'icepack-sales',
       slots: 2,
+      smallSlots: 1, // the default
       cpu: '8',
       memory: '32Gi',
       spark: group.spark,

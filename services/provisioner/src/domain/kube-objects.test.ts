@@ -50,13 +50,14 @@ describe('namespace objects', () => {
     });
   });
 
-  it('quota: the group cpu and memory, and pods for slots × (driver + max executors)', () => {
+  it('quota: the group cpu and memory, and pods for (slots + smallSlots) × (driver + max executors)', () => {
     expect(resourceQuotaObject(group).spec.hard).toEqual({
       'requests.cpu': '8',
       'requests.memory': '32Gi',
       'limits.memory': '32Gi',
-      pods: '8',
+      pods: '12', // (2 + the default 1) × (1 + 3)
     });
+    expect(resourceQuotaObject({ ...group, smallSlots: 0 }).spec.hard.pods).toBe('8');
   });
 
   it('config map: the Iceberg REST catalog for Spark, the group conf, and secret references only', () => {

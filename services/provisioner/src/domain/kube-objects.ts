@@ -65,7 +65,8 @@ export function namespaceObject(group: ResourceGroup, installation: string) {
 
 /**
  * The group's budget. Pods: a job is a driver plus at most `maxExecutors` executors, and
- * `slots` jobs run at once.
+ * `slots + smallSlots` jobs run at once (the small-task lane, ADR 0029). Small jobs are sized
+ * smaller today, but the pod count does not depend on how sizing is tuned.
  */
 export function resourceQuotaObject(group: ResourceGroup) {
   return {
@@ -75,7 +76,7 @@ export function resourceQuotaObject(group: ResourceGroup) {
         'requests.cpu': group.cpu,
         'requests.memory': group.memory,
         'limits.memory': group.memory,
-        pods: String(group.slots * (1 + group.spark.maxExecutors)),
+        pods: String((group.slots + group.smallSlots) * (1 + group.spark.maxExecutors)),
       },
     },
   };

@@ -7,6 +7,7 @@ export function testBinding(catalog: string, overrides: Partial<Binding> = {}): 
     group: catalog,
     namespace: `icepack-${catalog}`,
     slots: 2,
+    smallSlots: 1,
     cpu: '4',
     memory: '16Gi',
     spark: { ...SPARK_DEFAULTS, sparkConf: {} },
