@@ -18,11 +18,12 @@ FROM ${NODE_IMAGE} AS pnpm
 ARG PNPM_VERSION=10.34.8
 RUN npm install --global --no-fund --no-audit "pnpm@${PNPM_VERSION}"
 
-# Only what pnpm needs to resolve the workspace, so source edits do not invalidate the install layer.
+# Only what pnpm needs to resolve the workspace, so source edits do not invalidate the install layer
+# (patches/: pnpm's patchedDependencies, applied at install).
 FROM pnpm AS manifests
 WORKDIR /src
 COPY . .
-RUN find . -type f ! -name package.json ! -name pnpm-lock.yaml ! -name pnpm-workspace.yaml ! -name .npmrc -delete \
+RUN find . -type f ! -name package.json ! -name pnpm-lock.yaml ! -name pnpm-workspace.yaml ! -name .npmrc ! -path './patches/*' -delete \
  && find . -type d -empty -delete
 
 FROM pnpm AS deps
