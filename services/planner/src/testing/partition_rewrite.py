@@ -1,6 +1,8 @@
-"""One Spark session for partition-rewrite.int.test.ts: builds small partitioned tables, then runs
-the job's own rewrite (icepack_job.run_rewrite) for each task it is sent, reporting the table's
-files and a row checksum before and after. One JVM for every case, instead of one spark-submit each.
+"""One Spark session for partition-rewrite.int.test.ts: builds small partitioned tables (and one
+unpartitioned table for a z-order rewrite), then runs the job's own rewrite
+(icepack_job.run_rewrite) for each task it is sent, reporting the table's files (with each file's
+lower and upper bounds of the z-order columns) and a row checksum before and after. One JVM for
+every case, instead of one spark-submit each.
 
     python partition_rewrite.py --catalog-uri U --catalog-name C --namespace NS
 
@@ -30,7 +32,20 @@ import icepack_job  # noqa: E402
 PROPS = (
     "'format-version'='2', 'icepack.small-file-threshold'='2', 'icepack.merge.min-input-files'='2'"
 )
-TABLES = ("by_region", "by_day", "by_hour", "by_bucket", "evolved")
+TABLES = ("by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered")
+# The z-order table: x and y spread over [0, 1000) independently of each other and of the
+# commit, so every small file spans nearly the whole range of both; a small target file size
+# makes the rewrite write several files, whose bounds the test measures.
+ZORDER_COLUMNS = ("x", "y")
+ZORDER_PROPS = (
+    "'format-version'='2', 'icepack.small-file-threshold'='2', 'icepack.merge.min-input-files'='2', "
+    "'icepack.target-file-size-bytes'='65536'"
+)
+ZORDER_ROWS = (
+    "SELECT id, CAST(pmod(hash(id, 7), 1000) AS INT) AS x, CAST(pmod(hash(id, 13), 1000) AS INT) AS y, "
+    "concat('v', id) AS v FROM range({start}, {end})"
+)
+CHECKSUM_COLUMNS = {"zordered": "id, x, y, v"}
 ROWS = "SELECT id, region, ts, concat('v', id) AS v FROM VALUES {values} AS t(id, region, ts)"
 
 
@@ -75,18 +90,36 @@ def build_tables(spark, catalog: str, namespace: str) -> None:
             for i in range(8)
         ]
         spark.sql(f"INSERT INTO {name('evolved')} {ROWS.format(values=values(new))}")
+    spark.sql(
+        f"CREATE TABLE {name('zordered')} (id BIGINT, x INT, y INT, v STRING) USING iceberg "
+        f"TBLPROPERTIES ({ZORDER_PROPS})"
+    )
+    for commit in range(8):
+        rows = ZORDER_ROWS.format(start=commit * 2500, end=(commit + 1) * 2500)
+        spark.sql(f"INSERT INTO {name('zordered')} SELECT /*+ COALESCE(1) */ * FROM ({rows})")
 
 
-def snapshot(spark, sql_name: str) -> dict:
-    """The table's data files (path, spec, partition as JSON) and a checksum of its rows."""
-    files = [
-        {"path": r.file_path, "specId": r.spec_id, "partition": json.loads(r.p)}
-        for r in spark.sql(
-            f"SELECT file_path, spec_id, to_json(partition) AS p FROM {sql_name}.data_files"
-        ).collect()
-    ]
+def snapshot(spark, sql_name: str, table: str) -> dict:
+    """The table's data files (path, spec, partition as JSON; for the z-order table each file's
+    lower and upper bound of x and y) and a checksum of its rows."""
+    bounds = table == "zordered"
+    metrics = "".join(
+        f", readable_metrics.{c}.lower_bound AS {c}_lo, readable_metrics.{c}.upper_bound AS {c}_hi"
+        for c in (ZORDER_COLUMNS if bounds else ())
+    )
+    # An unpartitioned table's files table has no `partition` column.
+    partition = "'{}'" if bounds else "to_json(partition)"
+    files = []
+    for r in spark.sql(
+        f"SELECT file_path, spec_id, {partition} AS p{metrics} FROM {sql_name}.data_files"
+    ).collect():
+        f = {"path": r.file_path, "specId": r.spec_id, "partition": json.loads(r.p)}
+        if bounds:
+            f["bounds"] = {c: [r[f"{c}_lo"], r[f"{c}_hi"]] for c in ZORDER_COLUMNS}
+        files.append(f)
+    columns = CHECKSUM_COLUMNS.get(table, "id, region, ts, v")
     row = spark.sql(
-        f"SELECT count(*) AS n, sum(cast(xxhash64(id, region, ts, v) AS DECIMAL(38, 0))) AS h FROM {sql_name}"
+        f"SELECT count(*) AS n, sum(cast(xxhash64({columns}) AS DECIMAL(38, 0))) AS h FROM {sql_name}"
     ).collect()[0]
     return {"files": files, "rows": row.n, "checksum": str(row.h)}
 
@@ -113,10 +146,10 @@ def main() -> int:
             t = task["table"]
             sql_name = table_sql_name(args.catalog_name, t["namespace"], t["name"])
             try:
-                before = snapshot(spark, sql_name)
+                before = snapshot(spark, sql_name, t["name"])
                 table = icepack_job.load_table(spark, args.catalog_name, t)
                 result = icepack_job.run_rewrite(spark, table, icepack_job.parse_task(task), None)
-                reply({"before": before, "after": snapshot(spark, sql_name), "result": result})
+                reply({"before": before, "after": snapshot(spark, sql_name, t["name"]), "result": result})
             except Exception as error:  # reported to the test, which fails with it
                 reply({"error": f"{type(error).__name__}: {error}"})
     finally:
