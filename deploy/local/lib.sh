@@ -60,6 +60,14 @@ wait_for() {
 
 # port_open PORT: something listens on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# require_free_ports VAR…: die naming the setting when the port a variable holds is taken.
+require_free_ports() {
+  local var
+  for var in "$@"; do
+    port_open "${!var}" && die "port ${!var} is taken ($var)"
+  done
+  return 0
+}
 
 # --- Versions of what the scripts install (override to try a neighbouring release). ---
 ICEPACK_KAFKA_VERSION="${ICEPACK_KAFKA_VERSION:-4.4.0}"

@@ -103,8 +103,7 @@ EOF
 start_keycloak() {
   local java="$1"
   if instance_running oauth-catalog-keycloak "$kc_pid" "$ICEPACK_OAUTH_ISSUER_PORT"; then return 0; fi
-  port_open "$ICEPACK_OAUTH_ISSUER_PORT" && die "port $ICEPACK_OAUTH_ISSUER_PORT is taken (ICEPACK_OAUTH_ISSUER_PORT)"
-  port_open "$ICEPACK_OAUTH_ISSUER_MGMT_PORT" && die "port $ICEPACK_OAUTH_ISSUER_MGMT_PORT is taken (ICEPACK_OAUTH_ISSUER_MGMT_PORT)"
+  require_free_ports ICEPACK_OAUTH_ISSUER_PORT ICEPACK_OAUTH_ISSUER_MGMT_PORT
   # The realm is in memory: imported at every start from the state directory's secret.
   mkdir -p "$kc_home/data/import"
   (umask 077 && realm_json "$(cat "$secret_file")" >"$kc_home/data/import/$realm-realm.json")
@@ -121,8 +120,7 @@ start_keycloak() {
 start_nessie() {
   local java="$1"
   if instance_running oauth-catalog-nessie "$nessie_pid" "$ICEPACK_OAUTH_CATALOG_PORT"; then return 0; fi
-  port_open "$ICEPACK_OAUTH_CATALOG_PORT" && die "port $ICEPACK_OAUTH_CATALOG_PORT is taken (ICEPACK_OAUTH_CATALOG_PORT)"
-  port_open "$ICEPACK_OAUTH_CATALOG_MGMT_PORT" && die "port $ICEPACK_OAUTH_CATALOG_MGMT_PORT is taken (ICEPACK_OAUTH_CATALOG_MGMT_PORT)"
+  require_free_ports ICEPACK_OAUTH_CATALOG_PORT ICEPACK_OAUTH_CATALOG_MGMT_PORT
   mkdir -p "$state/nessie-db"
   record_port "$nessie_pid" "$ICEPACK_OAUTH_CATALOG_PORT"
   log "oauth-catalog: starting Nessie $ICEPACK_NESSIE_VERSION on $catalog_uri, tokens from $issuer_uri (log: $nessie_log)"
