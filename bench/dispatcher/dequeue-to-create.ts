@@ -153,7 +153,16 @@ const allDone = new Promise<void>((ok) => (finish = ok));
 const workers = names.map(
   (name) =>
     new TaskWorker({
-      binding: testBinding(name, { slots, runner: 'spark-operator', cpu: '1000', memory: '4Ti' }),
+      binding: testBinding(name, {
+        slots,
+        // BENCH_SMALL_SLOTS=0 compares like for like with code before the small-task lane.
+        ...(process.env.BENCH_SMALL_SLOTS === undefined
+          ? {}
+          : { smallSlots: Number(process.env.BENCH_SMALL_SLOTS) }),
+        runner: 'spark-operator',
+        cpu: '1000',
+        memory: '4Ti',
+      }),
       connection: redis,
       runner: new SubmitOnlyRunner({ kubeConfig: kc }),
       quota: new KubeQuota(kc),
