@@ -8,7 +8,15 @@ export interface TableStateStoreOptions {
   readonly statesKey?: string;
   /** Set of catalogs seen (the aging pass walks their queues). Default `icepack:planner:catalogs`. */
   readonly catalogsKey?: string;
+  /** Hash: table key → the latest state without its partitions ({@link TableStateStore.head}). Default `<statesKey>:heads`. */
+  readonly headsKey?: string;
 }
+
+/**
+ * A stored state without its partition list: what ordering the next state against it needs
+ * (sequence number, scan time, metadata location, UUID), its properties and its figures.
+ */
+export type TableStateHead = Omit<TableState, 'partitions'>;
 
 /** The HSCAN pattern of a catalog's table keys (`tableKey` starts with the encoded catalog). */
 function catalogMatch(catalog: string): string {
@@ -24,11 +32,13 @@ export class TableStateStore {
   readonly #redis: Redis;
   readonly #statesKey: string;
   readonly #catalogsKey: string;
+  readonly #headsKey: string;
 
   constructor(options: TableStateStoreOptions) {
     this.#redis = options.connection;
     this.#statesKey = options.statesKey ?? 'icepack:planner:table-states';
     this.#catalogsKey = options.catalogsKey ?? 'icepack:planner:catalogs';
+    this.#headsKey = options.headsKey ?? `${this.#statesKey}:heads`;
   }
 
   /** The stored state; written by this service, so parsed without re-validation. */
@@ -37,22 +47,37 @@ export class TableStateStore {
     return raw === null ? undefined : (JSON.parse(raw) as TableState);
   }
 
+  /**
+   * The stored state without its partitions, for ordering the next state of the table against
+   * it: a tenth of the bytes of {@link get} for a state listing 100 partitions (issue 17).
+   * A state stored before heads were is read whole.
+   */
+  async head(key: string): Promise<TableStateHead | undefined> {
+    const raw = await this.#redis.hget(this.#headsKey, key);
+    if (raw !== null) return JSON.parse(raw) as TableStateHead;
+    return this.get(key);
+  }
+
   /** Like {@link get}, validated (for the API, which must not serve a corrupted entry). */
   async getValidated(key: string): Promise<TableState | undefined> {
     const raw = await this.#redis.hget(this.#statesKey, key);
     return raw === null ? undefined : tableStateSchema.parse(JSON.parse(raw));
   }
 
+  /** Stores the state and its head together (a transaction: never one without the other). */
   async put(state: TableState): Promise<void> {
+    const key = tableKey(state.table);
+    const { partitions: _, ...head } = state;
     await this.#redis
       .multi()
-      .hset(this.#statesKey, tableKey(state.table), JSON.stringify(state))
+      .hset(this.#statesKey, key, JSON.stringify(state))
+      .hset(this.#headsKey, key, JSON.stringify(head))
       .sadd(this.#catalogsKey, state.table.catalog)
       .exec();
   }
 
   async delete(key: string): Promise<void> {
-    await this.#redis.hdel(this.#statesKey, key);
+    await this.#redis.multi().hdel(this.#statesKey, key).hdel(this.#headsKey, key).exec();
   }
 
   /**
@@ -84,8 +109,8 @@ export class TableStateStore {
     return this.#redis.smembers(this.#catalogsKey);
   }
 
-  /** Removes both keys (tests). */
+  /** Removes its keys (tests). */
   async clear(): Promise<void> {
-    await this.#redis.del(this.#statesKey, this.#catalogsKey);
+    await this.#redis.del(this.#statesKey, this.#headsKey, this.#catalogsKey);
   }
 }
