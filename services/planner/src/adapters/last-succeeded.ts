@@ -154,20 +154,14 @@ export class LastSucceededStore {
     return recordOf(await this.#redis.hmget(this.#key, ...fieldsOf(key)));
   }
 
-  /** Both of one table ({@link get} and {@link failures}): one pipeline, as the planner reads them per state. */
+  /**
+   * Both of one table ({@link get} and {@link failures}), as the planner reads them per state:
+   * the two reads go out together (one round trip). Not an ioredis pipeline: building one
+   * copies every script BullMQ defined on the shared connection, which costs more than it saves.
+   */
   async outcomes(key: string): Promise<TableOutcomes> {
-    const fields = fieldsOf(key);
-    const replies = await this.#redis
-      .pipeline()
-      .hmget(this.#key, ...fields)
-      .hmget(this.#failuresKey, ...fields)
-      .exec();
-    const values = (i: number): (string | null)[] => {
-      const [error, reply] = replies?.[i] ?? [new Error('no reply')];
-      if (error) throw error;
-      return reply as (string | null)[];
-    };
-    return { succeeded: recordOf(values(0)), failures: streaksOf(values(1)) };
+    const [succeeded, failures] = await Promise.all([this.get(key), this.failures(key)]);
+    return { succeeded, failures };
   }
 
   /** Every table's record, by table key (HSCAN in batches of `count`). */

@@ -18,6 +18,15 @@ export interface TableStateStoreOptions {
  */
 export type TableStateHead = Omit<TableState, 'partitions'>;
 
+// KEYS[1] states, KEYS[2] heads, KEYS[3] catalogs; ARGV[1] table key, ARGV[2] state JSON,
+// ARGV[3] head JSON, ARGV[4] catalog.
+const PUT_STATE = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+`;
+
 /** The HSCAN pattern of a catalog's table keys (`tableKey` starts with the encoded catalog). */
 function catalogMatch(catalog: string): string {
   const prefix = tableKey({ catalog, namespace: ['n'], name: 't' }).slice(0, -'n/t'.length);
@@ -64,16 +73,24 @@ export class TableStateStore {
     return raw === null ? undefined : tableStateSchema.parse(JSON.parse(raw));
   }
 
-  /** Stores the state and its head together (a transaction: never one without the other). */
+  /**
+   * Stores the state and its head together, atomically (never one without the other). A
+   * script, not MULTI: an ioredis transaction copies every script BullMQ defined on the
+   * shared connection, per state.
+   */
   async put(state: TableState): Promise<void> {
-    const key = tableKey(state.table);
     const { partitions: _, ...head } = state;
-    await this.#redis
-      .multi()
-      .hset(this.#statesKey, key, JSON.stringify(state))
-      .hset(this.#headsKey, key, JSON.stringify(head))
-      .sadd(this.#catalogsKey, state.table.catalog)
-      .exec();
+    await this.#redis.eval(
+      PUT_STATE,
+      3,
+      this.#statesKey,
+      this.#headsKey,
+      this.#catalogsKey,
+      tableKey(state.table),
+      JSON.stringify(state),
+      JSON.stringify(head),
+      state.table.catalog,
+    );
   }
 
   async delete(key: string): Promise<void> {
