@@ -79,7 +79,6 @@ export class TableStateStore {
    * shared connection, per state.
    */
   async put(state: TableState): Promise<void> {
-    const { partitions: _, ...head } = state;
     await this.#redis.eval(
       PUT_STATE,
       3,
@@ -88,7 +87,8 @@ export class TableStateStore {
       this.#catalogsKey,
       tableKey(state.table),
       JSON.stringify(state),
-      JSON.stringify(head),
+      // The head: JSON leaves out a key whose value is undefined.
+      JSON.stringify({ ...state, partitions: undefined }),
       state.table.catalog,
     );
   }
