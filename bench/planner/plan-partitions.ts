@@ -2,6 +2,8 @@
 // (the state lists the 100 that need work most, plus totals, as the scanner sends them),
 // planned and enqueued by one replica against real Redis — old and new planner code
 // alternating in one process, so both see the same machine and load.
+// Besides states/s, each round records CPU per state — this process's and Redis's (INFO cpu) —
+// which a shared, loaded machine distorts far less than wall time.
 // Run (with Redis up: bash deploy/local/infra.sh up redis):
 //   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes]
 // e.g. node bench/planner/plan-partitions.ts /work/main 1000 1000 16 3
@@ -46,6 +48,10 @@ interface PlannerCode {
   readonly TableStateStore: typeof TableStateStore;
   readonly InMemoryTaskEventSink: typeof InMemoryTaskEventSink;
   readonly TaskQueue: typeof TaskQueue;
+  /** Each code's own store of task outcomes (what its planner reads per state). */
+  readonly LastSucceededStore: new (o: { connection: typeof redis; key: string }) => {
+    clear(): Promise<void>;
+  };
 }
 
 async function load(label: string, root: string): Promise<PlannerCode> {
@@ -62,6 +68,11 @@ async function load(label: string, root: string): Promise<PlannerCode> {
       }
     ).InMemoryTaskEventSink,
     TaskQueue: ((await at('task-queue.ts')) as { TaskQueue: PlannerCode['TaskQueue'] }).TaskQueue,
+    LastSucceededStore: (
+      (await at('last-succeeded.ts')) as {
+        LastSucceededStore: PlannerCode['LastSucceededStore'];
+      }
+    ).LastSucceededStore,
   };
 }
 
@@ -123,7 +134,17 @@ interface Row {
   readonly pass: number;
   readonly round: string;
   readonly perSecond: number;
+  /** CPU ms per state: this process, and Redis. */
+  readonly nodeMs: number;
+  readonly redisMs: number;
   readonly load: number;
+}
+
+/** Redis's CPU seconds so far (user + sys, main thread and all). */
+async function redisCpu(): Promise<number> {
+  const info = await redis.info('cpu');
+  const at = (field: string) => Number(new RegExp(`${field}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return at('used_cpu_user') + at('used_cpu_sys');
 }
 
 async function run(code: PlannerCode, pass: number): Promise<Row[]> {
@@ -134,22 +155,33 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
     statesKey: `bench:${catalog}:states`,
     catalogsKey: `bench:${catalog}:catalogs`,
   });
+  const lastSucceeded = new code.LastSucceededStore({
+    connection: redis,
+    key: `bench:${catalog}:succeeded`,
+  });
   const planner = new code.Planner({
     queue,
     states: store,
     events: new code.InMemoryTaskEventSink(),
     logger,
+    lastSucceeded: lastSucceeded as never,
   });
   const rows: Row[] = [];
   const round = async (name: string, batch: readonly TableState[]) => {
+    const redisBefore = await redisCpu();
+    const cpuBefore = process.cpuUsage();
     const start = process.hrtime.bigint();
     await pool(batch, (s) => planner.handleState(s));
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const cpu = process.cpuUsage(cpuBefore);
+    const redisSeconds = (await redisCpu()) - redisBefore;
     rows.push({
       code: code.label,
       pass,
       round: name,
       perSecond: batch.length / seconds,
+      nodeMs: (cpu.user + cpu.system) / 1000 / batch.length,
+      redisMs: (redisSeconds * 1000) / batch.length,
       load: loadavg()[0]!,
     });
   };
@@ -163,11 +195,12 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
     await queue.queue(catalog).obliterate({ force: true });
     await queue.close();
     await store.clear();
+    await lastSucceeded.clear();
   }
   return rows;
 }
 
-const codes = [await load('old (main)', oldRoot), await load('new (partition-scoped)', newRoot)];
+const codes = [await load(`old (${oldRoot})`, oldRoot), await load(`new (${newRoot})`, newRoot)];
 const rows: Row[] = [];
 for (let pass = 1; pass <= passes; pass++) {
   // Alternate which goes first, so neither always runs on a warmer process.
@@ -175,10 +208,13 @@ for (let pass = 1; pass <= passes; pass++) {
     rows.push(...(await run(code, pass)));
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const rounds = [...new Set(rows.map((r) => r.round))];
+const of = (c: PlannerCode, round: string, f: (r: Row) => number) =>
+  median(rows.filter((r) => r.code === c.label && r.round === round).map(f));
 const summary = codes.flatMap((c) =>
-  [...new Set(rows.map((r) => r.round))].map(
+  rounds.map(
     (round) =>
-      `| ${c.label} | ${round} | **${Math.round(median(rows.filter((r) => r.code === c.label && r.round === round).map((r) => r.perSecond)))}** |`,
+      `| ${c.label} | ${round} | **${Math.round(of(c, round, (r) => r.perSecond))}** | ${of(c, round, (r) => r.nodeMs).toFixed(3)} | ${of(c, round, (r) => r.redisMs).toFixed(3)} | ${Math.round(1000 / of(c, round, (r) => r.nodeMs))} |`,
   ),
 );
 console.log(`# Planner with partition-level input: old vs new, alternating (one replica, real Redis)
@@ -187,17 +223,19 @@ Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitio
 (${tables} tables of ${partitions} partitions; each state lists the ${Math.min(partitions, MAX_TABLE_STATE_PARTITIONS)} that need work most, plus totals; ${inFlight} states in flight.)
 Target: ≥ 2,000 states/s per replica.
 
-Median over ${passes} passes:
+Median over ${passes} passes (CPU ms per state: this process / Redis; the last column is the
+states/s one replica's CPU allows, 1000 / its ms per state, what a planner that is not waiting
+on a loaded machine reaches at most):
 
-| code | round | states/s |
-|---|---|---|
+| code | round | states/s | node CPU ms/state | Redis CPU ms/state | node-CPU-bound states/s |
+|---|---|---|---|---|---|
 ${summary.join('\n')}
 
 Every pass (load = 1-minute load average after the round):
 
-| pass | code | round | states/s | load |
-|---|---|---|---|---|
-${rows.map((r) => `| ${r.pass} | ${r.code} | ${r.round} | ${Math.round(r.perSecond)} | ${r.load.toFixed(1)} |`).join('\n')}
+| pass | code | round | states/s | node CPU ms/state | Redis CPU ms/state | load |
+|---|---|---|---|---|---|---|
+${rows.map((r) => `| ${r.pass} | ${r.code} | ${r.round} | ${Math.round(r.perSecond)} | ${r.nodeMs.toFixed(3)} | ${r.redisMs.toFixed(3)} | ${r.load.toFixed(1)} |`).join('\n')}
 
 ## Machine
 

@@ -429,6 +429,13 @@ describe('the re-plan pass and the back-off after a failure', () => {
     expect(await lastSucceeded.failures(key)).toEqual({
       merge: { count: 2, lastFailedAt: '2026-12-01T11:00:00.000Z', kind: 'commit-conflict' },
     });
+    // What the planner reads per state: both records in one pipeline.
+    expect(await lastSucceeded.outcomes(key)).toEqual({
+      succeeded: { cleanup: '2026-12-01T11:30:00.000Z' },
+      failures: {
+        merge: { count: 2, lastFailedAt: '2026-12-01T11:00:00.000Z', kind: 'commit-conflict' },
+      },
+    });
     await succeeded('merge', '2026-12-01T12:00:00.000Z');
     expect(await lastSucceeded.failures(key)).toEqual({});
     // A failure older than the success (delivered late) does not start a new streak.

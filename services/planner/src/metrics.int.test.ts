@@ -72,11 +72,12 @@ afterAll(async () => {
   await queue.obliterate({ force: true });
   await queue.close();
   // The planner's shared state keys: only this test's table and catalog.
-  await redis.hdel(
-    'icepack:planner:table-states',
+  const keys = [
     tableKey(sampleTableId({ catalog, name: 't' })),
     tableKey(sampleTableId({ catalog: policyCatalog, name: 'p' })),
-  );
+  ];
+  await redis.hdel('icepack:planner:table-states', ...keys);
+  await redis.hdel('icepack:planner:table-states:heads', ...keys);
   await redis.srem('icepack:planner:catalogs', catalog, policyCatalog);
   await redis.quit();
 });

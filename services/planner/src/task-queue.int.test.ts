@@ -23,7 +23,12 @@ import {
   withAging,
   type ScoreOptions,
 } from './domain/score.ts';
-import { tableState, type StateFigures } from './domain/state-fixtures.ts';
+import {
+  dayPartition,
+  partitionedTableState,
+  tableState,
+  type StateFigures,
+} from './domain/state-fixtures.ts';
 
 const infra = inject('infra');
 const logger = createLogger({
@@ -259,6 +264,34 @@ describe('Planner on real Redis', () => {
     await states.delete(`${catalog}/sales/orders`); // as if the process died before storing it
     await planner.handleState(s);
     expect(await queue.waiting(catalog)).toHaveLength(1);
+  });
+
+  it('orders states against the stored head, or a whole state stored before heads were', async () => {
+    const { catalog, planner, states, table } = setup();
+    const s = {
+      ...partitionedTableState([dayPartition('2026-01-09', 1), dayPartition('2026-01-08', 2)]),
+      table: table(),
+      lastSequenceNumber: '42',
+    };
+    const key = `${catalog}/sales/orders`;
+    expect((await planner.handleState(s)).actions.length).toBeGreaterThan(0);
+    const { partitions, ...head } = s;
+    expect(partitions).toHaveLength(2);
+    expect(await states.head(key)).toEqual(head);
+    expect(await states.get(key)).toEqual(s); // the re-plan pass and the API read it whole
+    const older = { ...s, lastSequenceNumber: '41' };
+    expect(await planner.handleState(older)).toEqual({ ignored: 'older', actions: [] });
+
+    // As a planner before heads stored it: the whole state only.
+    await redis.hdel(`test:${catalog}:states:heads`, key);
+    expect(await states.head(key)).toEqual(s);
+    expect(await planner.handleState(s)).toEqual({ ignored: 'duplicate', actions: [] });
+    expect(await planner.handleState(older)).toEqual({ ignored: 'older', actions: [] });
+
+    await states.put(s);
+    await states.delete(key);
+    expect(await states.head(key)).toBeUndefined();
+    expect(await redis.hlen(`test:${catalog}:states:heads`)).toBe(0);
   });
 
   it('a sort replaces a waiting merge (superseded event)', async () => {

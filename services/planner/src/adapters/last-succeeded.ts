@@ -56,6 +56,38 @@ interface StoredFailure {
 const TYPES = Object.values(TaskType);
 /** A recorded time (epoch ms, as stored) as ISO-8601. */
 const iso = (ms: string): string => new Date(Number(ms)).toISOString();
+/** A table's fields in both hashes, one per type (in `TYPES` order). */
+const fieldsOf = (key: string): string[] => TYPES.map((t) => `${t}/${key}`);
+
+/** What the planner recorded of a table's task outcomes. */
+export interface TableOutcomes {
+  readonly succeeded: LastMaintenance;
+  readonly failures: FailureStreaks;
+}
+
+function recordOf(values: readonly (string | null | undefined)[]): LastMaintenance {
+  const record: Partial<Record<TaskType, string>> = {};
+  TYPES.forEach((type, i) => {
+    const ms = values[i];
+    if (ms !== null && ms !== undefined) record[type] = iso(ms);
+  });
+  return record;
+}
+
+function streaksOf(values: readonly (string | null | undefined)[]): FailureStreaks {
+  const streaks: Partial<Record<TaskType, FailureStreak>> = {};
+  TYPES.forEach((type, i) => {
+    const raw = values[i];
+    if (raw === null || raw === undefined) return;
+    const stored = JSON.parse(raw) as StoredFailure;
+    streaks[type] = {
+      count: stored.n,
+      lastFailedAt: iso(stored.at),
+      ...(stored.kind === undefined ? {} : { kind: stored.kind }),
+    };
+  });
+  return streaks;
+}
 
 /**
  * What each task type's outcomes on each table were, from the task events: when it last
@@ -114,30 +146,22 @@ export class LastSucceededStore {
 
   /** The failure streaks of one table (by table key), per type. */
   async failures(key: string): Promise<FailureStreaks> {
-    const values = await this.#redis.hmget(this.#failuresKey, ...TYPES.map((t) => `${t}/${key}`));
-    const streaks: Partial<Record<TaskType, FailureStreak>> = {};
-    TYPES.forEach((type, i) => {
-      const raw = values[i];
-      if (raw === null || raw === undefined) return;
-      const stored = JSON.parse(raw) as StoredFailure;
-      streaks[type] = {
-        count: stored.n,
-        lastFailedAt: iso(stored.at),
-        ...(stored.kind === undefined ? {} : { kind: stored.kind }),
-      };
-    });
-    return streaks;
+    return streaksOf(await this.#redis.hmget(this.#failuresKey, ...fieldsOf(key)));
   }
 
   /** The record of one table (by table key). */
   async get(key: string): Promise<LastMaintenance> {
-    const values = await this.#redis.hmget(this.#key, ...TYPES.map((t) => `${t}/${key}`));
-    const record: Partial<Record<TaskType, string>> = {};
-    TYPES.forEach((type, i) => {
-      const ms = values[i];
-      if (ms !== null && ms !== undefined) record[type] = iso(ms);
-    });
-    return record;
+    return recordOf(await this.#redis.hmget(this.#key, ...fieldsOf(key)));
+  }
+
+  /**
+   * Both of one table ({@link get} and {@link failures}), as the planner reads them per state:
+   * the two reads go out together (one round trip). Not an ioredis pipeline: building one
+   * copies every script BullMQ defined on the shared connection, which costs more than it saves.
+   */
+  async outcomes(key: string): Promise<TableOutcomes> {
+    const [succeeded, failures] = await Promise.all([this.get(key), this.failures(key)]);
+    return { succeeded, failures };
   }
 
   /** Every table's record, by table key (HSCAN in batches of `count`). */
@@ -163,7 +187,7 @@ export class LastSucceededStore {
 
   /** Forgets a dropped table (a table re-created under its name starts afresh). */
   async delete(key: string): Promise<void> {
-    const fields = TYPES.map((t) => `${t}/${key}`);
+    const fields = fieldsOf(key);
     await Promise.all([
       this.#redis.hdel(this.#key, ...fields),
       this.#redis.hdel(this.#failuresKey, ...fields),

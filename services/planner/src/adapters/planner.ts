@@ -1,8 +1,7 @@
 import { parseTableKey, tableKey, taskJobId, TaskType } from '@icepack/types';
 import type { TableId, TableState, TaskEvent, TaskStatus } from '@icepack/types';
 import type { Logger } from '@icepack/runtime';
-import { withLastMaintenance, type LastMaintenance } from '../domain/last-maintenance.ts';
-import type { FailureStreaks } from '../domain/back-off.ts';
+import { withLastMaintenance } from '../domain/last-maintenance.ts';
 import { gcSkip, planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
 import {
   formatProblem,
@@ -17,8 +16,8 @@ import { problemTaskType, sortCreateSkip, updateChangesNothing } from '../domain
 import { DEFAULT_SCORE_OPTIONS, keepRunNow, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
 import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
-import type { LastSucceededStore } from './last-succeeded.ts';
-import type { TableStateStore } from './state-store.ts';
+import type { LastSucceededStore, TableOutcomes } from './last-succeeded.ts';
+import type { TableStateHead, TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
 import {
   groupsPendingFrom,
@@ -40,12 +39,6 @@ async function consolePaused(pauses: ConsolePauses, table: TableId): Promise<boo
   return p.table !== undefined || p.catalog !== undefined;
 }
 
-/** What the planner recorded of a table's task outcomes. */
-interface Outcomes {
-  readonly succeeded: LastMaintenance;
-  readonly failures: FailureStreaks;
-}
-
 /** A catalog's policy (catalog-wide settings, namespace overrides): the layers above tables. */
 export type CatalogPolicies = (catalog: string) => CatalogPolicy | undefined;
 
@@ -58,7 +51,7 @@ export interface PlannerOptions {
    * When each task type last succeeded per table, and its failures since (the back-off).
    * Default: nothing recorded (tests).
    */
-  readonly lastSucceeded?: Pick<LastSucceededStore, 'get' | 'failures' | 'delete'>;
+  readonly lastSucceeded?: Pick<LastSucceededStore, 'outcomes' | 'delete'>;
   /** Default: no catalog policy. */
   readonly catalogPolicy?: CatalogPolicies;
   /** The console's pauses, the top policy layer, read with each state. Default: none. */
@@ -123,8 +116,7 @@ export class Planner {
   constructor(options: PlannerOptions) {
     this.#o = {
       lastSucceeded: {
-        get: () => Promise.resolve({}),
-        failures: () => Promise.resolve({}),
+        outcomes: () => Promise.resolve({ succeeded: {}, failures: {} }),
         delete: () => Promise.resolve(),
       },
       catalogPolicy: () => undefined,
@@ -143,7 +135,7 @@ export class Planner {
     );
   }
 
-  #plan(state: TableState, jobs: TableJobs, record: Outcomes, paused: boolean): TablePlan {
+  #plan(state: TableState, jobs: TableJobs, record: TableOutcomes, paused: boolean): TablePlan {
     const { policy, problems } = this.#resolve(state, paused);
     return planTable({
       state: withLastMaintenance(state, record.succeeded),
@@ -157,15 +149,6 @@ export class Planner {
     });
   }
 
-  /** The table's outcome record: last successes and failure streaks (one round trip with the rest). */
-  async #outcomes(key: string): Promise<Outcomes> {
-    const [succeeded, failures] = await Promise.all([
-      this.#o.lastSucceeded.get(key),
-      this.#o.lastSucceeded.failures(key),
-    ]);
-    return { succeeded, failures };
-  }
-
   /**
    * Plans one table state. Call it inside the state message's span: each queue write gets its
    * own `enqueue <type>` span under it, and the tasks carry that span's trace.
@@ -174,10 +157,12 @@ export class Planner {
     const key = tableKey(state.table);
     const log = this.#o.logger;
     // The reads in flight at once: one round trip (the job read is wasted on a stale state).
+    // The stored state's head: ordering, the problems' "seen before" and the gc skip need no
+    // partition list, and reading it whole was a third of the bytes per state (issue 17).
     const [latest, jobs, record, paused] = await Promise.all([
-      this.#o.states.get(key),
+      this.#o.states.head(key),
       this.#o.queue.inspect(state.table),
-      this.#outcomes(key),
+      this.#o.lastSucceeded.outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const order = compareStates(latest, state);
@@ -202,8 +187,11 @@ export class Planner {
     });
 
     this.#reportProblems(plan.problems, latest, state, at, events, log);
+    // Only the previous plan's cleanup decision counts, and no cleanup rule reads partitions.
     const gc = gcSkip(plan, () =>
-      latest === undefined ? undefined : this.#plan(latest, jobs, record, paused),
+      latest === undefined
+        ? undefined
+        : this.#plan({ ...latest, partitions: [] }, jobs, record, paused),
     );
     const cleanupDecision = plan.decisions.find((d) => d.type === 'cleanup');
     if (gc !== undefined && cleanupDecision !== undefined) {
@@ -263,7 +251,7 @@ export class Planner {
 
   #reportProblems(
     problems: readonly PolicyProblem[],
-    latest: TableState | undefined,
+    latest: TableStateHead | undefined,
     state: TableState,
     at: string,
     events: TaskEvent[],
@@ -370,7 +358,7 @@ export class Planner {
     const key = tableKey(state.table);
     const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
-      this.#outcomes(key),
+      this.#o.lastSucceeded.outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const plan = this.#plan(state, jobs, record, paused);
@@ -453,7 +441,7 @@ export class Planner {
     if (state === undefined) return undefined;
     const [jobs, record, paused] = await Promise.all([
       this.#o.queue.inspect(state.table),
-      this.#outcomes(key),
+      this.#o.lastSucceeded.outcomes(key),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const plan = this.#plan(state, jobs, record, paused);

@@ -8,7 +8,24 @@ export interface TableStateStoreOptions {
   readonly statesKey?: string;
   /** Set of catalogs seen (the aging pass walks their queues). Default `icepack:planner:catalogs`. */
   readonly catalogsKey?: string;
+  /** Hash: table key → the latest state without its partitions ({@link TableStateStore.head}). Default `<statesKey>:heads`. */
+  readonly headsKey?: string;
 }
+
+/**
+ * A stored state without its partition list: what ordering the next state against it needs
+ * (sequence number, scan time, metadata location, UUID), its properties and its figures.
+ */
+export type TableStateHead = Omit<TableState, 'partitions'>;
+
+// KEYS[1] states, KEYS[2] heads, KEYS[3] catalogs; ARGV[1] table key, ARGV[2] state JSON,
+// ARGV[3] head JSON, ARGV[4] catalog.
+const PUT_STATE = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[4])
+return 1
+`;
 
 /** The HSCAN pattern of a catalog's table keys (`tableKey` starts with the encoded catalog). */
 function catalogMatch(catalog: string): string {
@@ -24,11 +41,13 @@ export class TableStateStore {
   readonly #redis: Redis;
   readonly #statesKey: string;
   readonly #catalogsKey: string;
+  readonly #headsKey: string;
 
   constructor(options: TableStateStoreOptions) {
     this.#redis = options.connection;
     this.#statesKey = options.statesKey ?? 'icepack:planner:table-states';
     this.#catalogsKey = options.catalogsKey ?? 'icepack:planner:catalogs';
+    this.#headsKey = options.headsKey ?? `${this.#statesKey}:heads`;
   }
 
   /** The stored state; written by this service, so parsed without re-validation. */
@@ -37,22 +56,45 @@ export class TableStateStore {
     return raw === null ? undefined : (JSON.parse(raw) as TableState);
   }
 
+  /**
+   * The stored state without its partitions, for ordering the next state of the table against
+   * it: a tenth of the bytes of {@link get} for a state listing 100 partitions (issue 17).
+   * A state stored before heads were is read whole.
+   */
+  async head(key: string): Promise<TableStateHead | undefined> {
+    const raw = await this.#redis.hget(this.#headsKey, key);
+    if (raw !== null) return JSON.parse(raw) as TableStateHead;
+    return this.get(key);
+  }
+
   /** Like {@link get}, validated (for the API, which must not serve a corrupted entry). */
   async getValidated(key: string): Promise<TableState | undefined> {
     const raw = await this.#redis.hget(this.#statesKey, key);
     return raw === null ? undefined : tableStateSchema.parse(JSON.parse(raw));
   }
 
+  /**
+   * Stores the state and its head together, atomically (never one without the other). A
+   * script, not MULTI: an ioredis transaction copies every script BullMQ defined on the
+   * shared connection, per state.
+   */
   async put(state: TableState): Promise<void> {
-    await this.#redis
-      .multi()
-      .hset(this.#statesKey, tableKey(state.table), JSON.stringify(state))
-      .sadd(this.#catalogsKey, state.table.catalog)
-      .exec();
+    await this.#redis.eval(
+      PUT_STATE,
+      3,
+      this.#statesKey,
+      this.#headsKey,
+      this.#catalogsKey,
+      tableKey(state.table),
+      JSON.stringify(state),
+      // The head: JSON leaves out a key whose value is undefined.
+      JSON.stringify({ ...state, partitions: undefined }),
+      state.table.catalog,
+    );
   }
 
   async delete(key: string): Promise<void> {
-    await this.#redis.hdel(this.#statesKey, key);
+    await this.#redis.multi().hdel(this.#statesKey, key).hdel(this.#headsKey, key).exec();
   }
 
   /**
@@ -84,8 +126,8 @@ export class TableStateStore {
     return this.#redis.smembers(this.#catalogsKey);
   }
 
-  /** Removes both keys (tests). */
+  /** Removes its keys (tests). */
   async clear(): Promise<void> {
-    await this.#redis.del(this.#statesKey, this.#catalogsKey);
+    await this.#redis.del(this.#statesKey, this.#headsKey, this.#catalogsKey);
   }
 }

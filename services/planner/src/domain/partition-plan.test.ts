@@ -43,6 +43,20 @@ describe('partitionScope: which partitions, newest first', () => {
     );
   });
 
+  it('ties on change time go by sequence number, then partition text, descending', () => {
+    const at = '2026-01-09T00:00:00.000Z';
+    const tied = [
+      day('2026-01-02', 0, { lastChangedAt: at, lastSequenceNumber: '7' }),
+      day('2026-01-03', 0, { lastChangedAt: at, lastSequenceNumber: '9' }),
+      day('2026-01-04', 0, { lastChangedAt: at, lastSequenceNumber: '7' }),
+      day('2026-01-05', 0, { lastChangedAt: undefined, lastSequenceNumber: '99' }),
+      day('2026-01-06', 0, { lastChangedAt: at, lastSequenceNumber: undefined }),
+    ];
+    expect(texts(partitionScope(partitioned(tied), policyOf(), now))).toEqual([
+      ['2026-01-03', '2026-01-04', '2026-01-02', '2026-01-06', '2026-01-05'],
+    ]);
+  });
+
   it('recent:N takes the N most recently changed partitions, then those over thresholds', () => {
     const scope = partitionScope(
       partitioned(days),

@@ -61,17 +61,41 @@ function bigintOf(text: string | undefined): bigint {
   return text === undefined ? -1n : BigInt(text);
 }
 
-/** Newest first: last change time, then last sequence number, then partition text descending. */
-export function newestFirst(a: PartitionState, b: PartitionState): number {
-  const at = a.lastChangedAt === undefined ? -Infinity : Date.parse(a.lastChangedAt);
-  const bt = b.lastChangedAt === undefined ? -Infinity : Date.parse(b.lastChangedAt);
-  if (at !== bt) return bt > at ? 1 : -1;
-  const as = bigintOf(a.lastSequenceNumber);
-  const bs = bigintOf(b.lastSequenceNumber);
-  if (as !== bs) return bs > as ? 1 : -1;
-  const ak = partitionText(a);
-  const bk = partitionText(b);
-  return ak === bk ? 0 : ak < bk ? 1 : -1;
+/** What {@link sortedNewestFirst} orders by; the text only when time and sequence tie. */
+interface RecencyKey {
+  readonly p: PartitionState;
+  readonly at: number;
+  readonly seq: bigint;
+  text?: string;
+}
+
+function recencyKey(p: PartitionState): RecencyKey {
+  return {
+    p,
+    at: p.lastChangedAt === undefined ? -Infinity : Date.parse(p.lastChangedAt),
+    seq: bigintOf(p.lastSequenceNumber),
+  };
+}
+
+function newerKey(a: RecencyKey, b: RecencyKey): number {
+  if (a.at !== b.at) return b.at > a.at ? 1 : -1;
+  if (a.seq !== b.seq) return b.seq > a.seq ? 1 : -1;
+  const at = (a.text ??= partitionText(a.p));
+  const bt = (b.text ??= partitionText(b.p));
+  return at === bt ? 0 : at < bt ? 1 : -1;
+}
+
+/**
+ * The partitions newest first: last change time, then last sequence number, then partition
+ * text descending. The keys are made once per partition: a sort of the 100 a state lists
+ * compares ~700 times, and parsing in each comparison was half of planning a partitioned
+ * table (bench/results/planner-plan-partitions-2026-12-02.md, issue 17).
+ */
+export function sortedNewestFirst(partitions: readonly PartitionState[]): PartitionState[] {
+  return partitions
+    .map(recencyKey)
+    .sort(newerKey)
+    .map((k) => k.p);
 }
 
 function matchesSelected(p: PartitionState, strategy: MergeStrategy & { kind: 'selected' }) {
@@ -202,7 +226,7 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
     };
   }
   const specs = specsOf(state);
-  const sorted = [...listed].sort(newestFirst);
+  const sorted = sortedNewestFirst(listed);
   const strategy = strategyText(policy.mergeStrategy);
   const filterable = allowed(sorted, policy.mergeStrategy, now).flatMap((p) => {
     const predicates = partitionPredicates(p, specs);

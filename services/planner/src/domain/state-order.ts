@@ -1,5 +1,11 @@
 import type { TableState } from '@icepack/types';
 
+/** What orders a state: the planner reads only this (and the head around it) of the stored one. */
+export type StateVersion = Pick<
+  TableState,
+  'tableUuid' | 'lastSequenceNumber' | 'metadataLocation' | 'scannedAt'
+>;
+
 /** How a received table state relates to the latest one the planner acted on. */
 export const StateOrder = { newer: 'newer', same: 'same', older: 'older' } as const;
 export type StateOrder = (typeof StateOrder)[keyof typeof StateOrder];
@@ -9,7 +15,10 @@ export type StateOrder = (typeof StateOrder)[keyof typeof StateOrder];
  * then by scan time (a property change commits new metadata without a new sequence
  * number). A different table UUID means the table was dropped and re-created: newer.
  */
-export function compareStates(latest: TableState | undefined, incoming: TableState): StateOrder {
+export function compareStates(
+  latest: StateVersion | undefined,
+  incoming: StateVersion,
+): StateOrder {
   if (latest === undefined || latest.tableUuid !== incoming.tableUuid) return StateOrder.newer;
   const a = BigInt(latest.lastSequenceNumber);
   const b = BigInt(incoming.lastSequenceNumber);
