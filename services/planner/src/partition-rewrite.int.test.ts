@@ -260,38 +260,6 @@ function overlapShare(files: readonly FileRow[], column: string): number {
   return overlapping / (10 * files.length);
 }
 
-describe('a z-order rewrite on real Spark', () => {
-  it('succeeds, keeps every row, and lets range predicates on each column skip files', async () => {
-    const state = await scan('zordered');
-    const p = plan(state, { 'icepack.zorder.columns': 'x,y' });
-    const decision = p.decisions.find((d) => d.type === 'sort');
-    expect(decision?.action, decision?.reason).toBe('create');
-    const task = decision!.task!;
-    expect(task.type === 'sort' && task.parameters.strategy).toBe('zorder');
-
-    const { before, after, result } = await driver.rewrite(task);
-    expect(result.rewriteDataFiles.rewrittenDataFiles).toBe(before.files.length);
-    expect(after.rows).toBe(before.rows);
-    expect(after.checksum).toBe(before.checksum);
-    // Several files after it, or the measure says nothing: one file always overlaps.
-    expect(after.files.length).toBeGreaterThan(1);
-    const measured = Object.fromEntries(
-      ['x', 'y'].map((c) => [
-        c,
-        { before: overlapShare(before.files, c), after: overlapShare(after.files, c) },
-      ]),
-    );
-    // Before: every small file holds rows from the whole range of both columns.
-    for (const c of ['x', 'y']) {
-      expect(measured[c]!.before, JSON.stringify(measured)).toBeGreaterThan(0.9);
-      expect(measured[c]!.after, JSON.stringify(measured)).toBeLessThan(measured[c]!.before);
-    }
-    console.log(
-      `z-order data skipping (share of files a range predicate opens): ${JSON.stringify({ filesBefore: before.files.length, filesAfter: after.files.length, ...measured })}`,
-    );
-  });
-});
-
 /** The share of files a range predicate opens, per layout column, before and after. */
 function skipping(before: TableSnapshot, after: TableSnapshot) {
   return Object.fromEntries(
@@ -301,6 +269,56 @@ function skipping(before: TableSnapshot, after: TableSnapshot) {
     ]),
   );
 }
+
+/** The sort task the planner makes for table `name` under `settings`, of `strategy`. */
+async function plannedSort(
+  name: string,
+  settings: PolicySettings,
+  strategy: 'zorder' | 'hilbert',
+): Promise<Task> {
+  const p = plan(await scan(name), settings);
+  const decision = p.decisions.find((d) => d.type === 'sort');
+  expect(decision?.action, decision?.reason).toBe('create');
+  const task = decision!.task!;
+  expect(task.type === 'sort' && task.parameters.strategy).toBe(strategy);
+  return task;
+}
+
+/**
+ * Runs the planned layout rewrite of table `name` through the job and checks: every old file
+ * replaced, rows and checksum unchanged, and for range predicates on each layout column a
+ * smaller share of files to open than before.
+ */
+async function layoutRewriteChecked(
+  name: string,
+  settings: PolicySettings,
+  strategy: 'zorder' | 'hilbert',
+): Promise<void> {
+  const task = await plannedSort(name, settings, strategy);
+  const { before, after, result } = await driver.rewrite(task);
+  expect(result.rewriteDataFiles.rewrittenDataFiles).toBe(before.files.length);
+  expect(after.rows).toBe(before.rows);
+  expect(after.checksum).toBe(before.checksum);
+  const old = new Set(before.files.map((f) => f.path));
+  expect(after.files.filter((f) => old.has(f.path))).toEqual([]);
+  // Several files after it, or the measure says nothing: one file always overlaps.
+  expect(after.files.length).toBeGreaterThan(1);
+  const measured = skipping(before, after);
+  // Before: every small file holds rows from the whole range of both columns.
+  for (const c of ['x', 'y']) {
+    expect(measured[c]!.before, JSON.stringify(measured)).toBeGreaterThan(0.9);
+    expect(measured[c]!.after, JSON.stringify(measured)).toBeLessThan(measured[c]!.before);
+  }
+  console.log(
+    `${strategy} data skipping (share of files a range predicate opens): ${JSON.stringify({ filesBefore: before.files.length, filesAfter: after.files.length, ...measured })}`,
+  );
+}
+
+describe('a z-order rewrite on real Spark', () => {
+  it('succeeds, keeps every row, and lets range predicates on each column skip files', async () => {
+    await layoutRewriteChecked('zordered', { 'icepack.zorder.columns': 'x,y' }, 'zorder');
+  });
+});
 
 describe('a Hilbert-curve rewrite on real Spark (ADR 0033)', () => {
   it("the job's Spark SQL index is the Hilbert curve's, as its Python reference computes it", async () => {
@@ -324,38 +342,16 @@ describe('a Hilbert-curve rewrite on real Spark (ADR 0033)', () => {
   });
 
   it('succeeds through the planned task, keeps every row, and lets range predicates on each column skip files', async () => {
-    const state = await scan('hilberted');
-    const p = plan(state, { 'icepack.hilbert.columns': 'x,y' });
-    const decision = p.decisions.find((d) => d.type === 'sort');
-    expect(decision?.action, decision?.reason).toBe('create');
-    const task = decision!.task!;
-    expect(task.type === 'sort' && task.parameters.strategy).toBe('hilbert');
-
-    const { before, after, result } = await driver.rewrite(task);
-    expect(result.rewriteDataFiles.rewrittenDataFiles).toBe(before.files.length);
-    expect(after.rows).toBe(before.rows);
-    expect(after.checksum).toBe(before.checksum);
-    // None of the old files is left: one replace of all of them.
-    const old = new Set(before.files.map((f) => f.path));
-    expect(after.files.filter((f) => old.has(f.path))).toEqual([]);
-    expect(after.files.length).toBeGreaterThan(1);
-    const measured = skipping(before, after);
-    for (const c of ['x', 'y']) {
-      expect(measured[c]!.before, JSON.stringify(measured)).toBeGreaterThan(0.9);
-      expect(measured[c]!.after, JSON.stringify(measured)).toBeLessThan(measured[c]!.before);
-    }
-    console.log(
-      `Hilbert data skipping (share of files a range predicate opens): ${JSON.stringify({ filesBefore: before.files.length, filesAfter: after.files.length, ...measured })}`,
-    );
+    await layoutRewriteChecked('hilberted', { 'icepack.hilbert.columns': 'x,y' }, 'hilbert');
   });
 
   it('a delete committed while it writes fails its commit as a conflict; the deleted rows stay deleted', async () => {
-    const state = await scan('hilbert_conflict');
-    const p = plan(state, { 'icepack.hilbert.columns': 'x,y' });
-    const task = p.decisions.find((d) => d.type === 'sort')?.task;
-    expect(task?.type === 'sort' && task.parameters.strategy).toBe('hilbert');
-
-    const reply = await driver.rewriteAgainstDelete(task!, 100);
+    const task = await plannedSort(
+      'hilbert_conflict',
+      { 'icepack.hilbert.columns': 'x,y' },
+      'hilbert',
+    );
+    const reply = await driver.rewriteAgainstDelete(task, 100);
     // Iceberg's validation from the starting snapshot found the position deletes of files the
     // rewrite replaces: the job reports a retryable commit conflict.
     expect(reply.failure?.error.kind, JSON.stringify(reply.failure)).toBe('commit-conflict');
