@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -59,6 +60,7 @@ ERROR_KINDS: dict[str, tuple[int, bool]] = {
 }
 
 TASK_TYPES = ("cleanup", "merge", "sort")
+SORT_STRATEGIES = ("sort", "zorder", "hilbert")
 SECRET_PROPERTIES = {"ICEPACK_CATALOG_TOKEN": "token", "ICEPACK_CATALOG_CREDENTIAL": "credential"}
 MAX_MESSAGE_CHARS = 2_000
 
@@ -205,8 +207,8 @@ def parse_task(value: Any) -> dict[str, Any]:
                 _check_predicate(predicate, f"{where}.partitions[{i}][{j}]")
     if task_type == "sort":
         strategy = _require(params, "strategy", str, where)
-        if strategy not in ("sort", "zorder"):
-            raise BadInput(f"{where}.strategy must be sort or zorder")
+        if strategy not in SORT_STRATEGIES:
+            raise BadInput(f"{where}.strategy must be sort, zorder or hilbert")
         columns = _require(params, "columns", list, where)
         if not columns:
             raise BadInput(f"{where}.columns must not be empty")
@@ -218,6 +220,8 @@ def parse_task(value: Any) -> dict[str, Any]:
                 raise BadInput(f"{c}.direction must be asc or desc")
             if column.get("nullOrder", "nulls-first") not in ("nulls-first", "nulls-last"):
                 raise BadInput(f"{c}.nullOrder must be nulls-first or nulls-last")
+        if strategy == "hilbert" and len(columns) != HILBERT_DIMENSIONS:
+            raise BadInput(f"{where}.columns must name exactly {HILBERT_DIMENSIONS} columns for hilbert")
     return value
 
 
@@ -623,9 +627,24 @@ def table_figures(table) -> dict[str, Any]:
 
 def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> dict[str, Any]:
     jvm = spark.sparkContext._jvm
-    gateway = spark.sparkContext._gateway
     params = task["parameters"]
     actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+    where = rewrite_filter(jvm, table, params)
+    if task["type"] == "sort" and params["strategy"] == "hilbert":
+        out = run_hilbert_rewrite(spark, table, params, where)
+    else:
+        out = run_rewrite_action(spark, actions, table, task, where, max_groups)
+    format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
+    if format_version >= 2:
+        out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups))
+    return out
+
+
+def run_rewrite_action(spark, actions, table, task: dict[str, Any], where, max_groups: int | None) -> dict[str, Any]:
+    """Iceberg's rewrite_data_files action: bin-pack, sort or z-order."""
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    params = task["parameters"]
     action = actions.rewriteDataFiles(table)
     if task["type"] == "sort" and params["strategy"] == "zorder":
         names = gateway.new_array(jvm.java.lang.String, len(params["columns"]))
@@ -638,11 +657,10 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
         action = action.binPack()
     for key, value in rewrite_options(params, max_groups).items():
         action = action.option(key, value)
-    where = rewrite_filter(jvm, table, params)
     if where is not None:
         action = action.filter(where)
     result = action.execute()
-    out: dict[str, Any] = {
+    return {
         "rewriteDataFiles": {
             "rewrittenDataFiles": result.rewrittenDataFilesCount(),
             "addedDataFiles": result.addedDataFilesCount(),
@@ -651,10 +669,6 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
             "removedDeleteFiles": result.removedDeleteFilesCount(),
         }
     }
-    format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
-    if format_version >= 2:
-        out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups))
-    return out
 
 
 def remove_dangling_deletes(
@@ -758,6 +772,290 @@ def run_expire(spark, table, allowed: dict[str, Any]) -> dict[str, Any]:
             "deletedStatisticsFiles": result.deletedStatisticsFilesCount(),
         }
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Hilbert-curve layout (sort strategy `hilbert`; docs/decisions/0033-hilbert-layout.md).
+# Iceberg's rewrite action offers sort and z-order only, so a Hilbert rewrite runs Iceberg's own
+# pieces around another sort key: BinPackRewriteFilePlanner picks the file groups (what the
+# z-order action's planner is, with its compression factor at its default of 1); each group is
+# read as a staged file-scan-task set, sorted by its Hilbert index and written as the rewrite of
+# that set; RewriteDataFilesCommitManager commits them as one RewriteFiles validated from the
+# starting snapshot, with the starting sequence number. A concurrent delete or overwrite of a
+# rewritten file fails that commit (the new files are deleted) instead of bringing rows back.
+
+HILBERT_DIMENSIONS = 2
+# Cells per axis: 2^16, so an index fits 32 bits. Finer cells change nothing for files of
+# thousands of rows or more.
+HILBERT_BITS = 16
+# Iceberg types whose values map monotonically onto a double (the scale to cells).
+HILBERT_TYPES = ("INTEGER", "LONG", "FLOAT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP")
+_HILBERT_KEY = "__icepack_hilbert"
+_MAX_DOUBLE = "1.7976931348623157E308D"
+
+
+def hilbert_index(x: int, y: int, bits: int = HILBERT_BITS) -> int:
+    """The position of cell (x, y) on the Hilbert curve over a 2^bits × 2^bits grid (the
+    classic xy2d). hilbert_index_sql is this, step for step, in Spark SQL."""
+    last = (1 << bits) - 1
+    d = 0
+    for i in range(bits - 1, -1, -1):
+        s = 1 << i
+        rx = 1 if x & s else 0
+        ry = 1 if y & s else 0
+        d += s * s * ((3 * rx) ^ ry)
+        if ry == 0:
+            # Rotate the quadrant: flip it when rx, then swap x and y.
+            x, y = (last - y, last - x) if rx == 1 else (y, x)
+    return d
+
+
+def hilbert_index_sql(x_sql: str, y_sql: str, bits: int = HILBERT_BITS) -> str:
+    """Spark SQL for hilbert_index of two BIGINT cell expressions: a fold over the bits from the
+    highest down (`aggregate`), so no Python UDF (and no pandas) runs per row."""
+    last = (1 << bits) - 1
+    s = "shiftleft(CAST(1 AS BIGINT), i)"
+    rx = f"IF((acc.x & {s}) != 0, 1, 0)"
+    ry = f"IF((acc.y & {s}) != 0, 1, 0)"
+    return (
+        f"aggregate(sequence({bits - 1}, 0, -1), "
+        f"named_struct('x', CAST({x_sql} AS BIGINT), 'y', CAST({y_sql} AS BIGINT), 'd', CAST(0 AS BIGINT)), "
+        "(acc, i) -> named_struct("
+        f"'x', IF({ry} = 0, IF({rx} = 1, {last} - acc.y, acc.y), acc.x), "
+        f"'y', IF({ry} = 0, IF({rx} = 1, {last} - acc.x, acc.x), acc.y), "
+        f"'d', acc.d + {s} * {s} * ((3 * {rx}) ^ {ry})), "
+        "acc -> acc.d)"
+    )
+
+
+def hilbert_columns(
+    columns: list[str], types: Mapping[str, str], wanted: list[str], where: str = "task.parameters.columns"
+) -> list[tuple[int, str]]:
+    """(position in `columns`, Iceberg type id) of each wanted column: a top-level column of a
+    type with an order that maps onto numbers (HILBERT_TYPES). The name as written, else the one
+    column it names ignoring case (as Spark resolves it by default). Raises BadInput naming the
+    column otherwise."""
+    out: list[tuple[int, str]] = []
+    for i, name in enumerate(wanted):
+        if name in columns:
+            position = columns.index(name)
+        else:
+            matches = [p for p, c in enumerate(columns) if c.lower() == name.lower()]
+            if len(matches) != 1:
+                raise BadInput(f"{where}[{i}].name {name!r} is not a top-level column of the table")
+            position = matches[0]
+        type_id = types.get(columns[position], "")
+        if type_id not in HILBERT_TYPES:
+            raise BadInput(
+                f"{where}[{i}].name {name!r} is of type {type_id.lower() or 'unknown'}; a Hilbert "
+                "layout needs numbers, dates or timestamps"
+            )
+        out.append((position, type_id))
+    if len({p for p, _ in out}) != len(out):
+        raise BadInput(f"{where} names one column twice")
+    return out
+
+
+def hilbert_value_sql(column_sql: str, type_id: str) -> str:
+    """The column as a double that orders as the column does."""
+    if type_id == "DATE":
+        return f"CAST(unix_date({column_sql}) AS DOUBLE)"
+    if type_id == "TIMESTAMP":
+        # With or without a zone: the cast to TIMESTAMP is a no-op for the former.
+        return f"CAST(unix_micros(CAST({column_sql} AS TIMESTAMP)) AS DOUBLE)"
+    return f"CAST({column_sql} AS DOUBLE)"
+
+
+def hilbert_bounds_sql(value_sql: str) -> tuple[str, str]:
+    """Aggregates for the least and greatest finite value (NaN and ±Infinity left out)."""
+    finite = f"CASE WHEN {value_sql} BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE} THEN {value_sql} END"
+    return f"min({finite})", f"max({finite})"
+
+
+def _double_sql(value: float) -> str:
+    return f"({value:.17E}D)"
+
+
+def hilbert_scale_sql(value_sql: str, lo: float | None, hi: float | None, bits: int = HILBERT_BITS) -> str:
+    """The cell (0 … 2^bits − 1) of a value between `lo` and `hi`, the group's finite bounds:
+    null first (0), NaN and +Infinity last, −Infinity first. One cell for all when the group
+    has one value (or none) in that column."""
+    last = (1 << bits) - 1
+    if lo is None or hi is None or not math.isfinite(lo) or not math.isfinite(hi) or hi <= lo:
+        return "CAST(0 AS BIGINT)"
+    per_unit = last / (hi - lo)
+    if not math.isfinite(per_unit) or per_unit == 0:
+        return "CAST(0 AS BIGINT)"
+    # greatest/least skip nulls and put NaN above everything, as Spark orders it.
+    scaled = f"({value_sql} - {_double_sql(lo)}) * {_double_sql(per_unit)}"
+    return (
+        f"CASE WHEN {value_sql} IS NULL THEN CAST(0 AS BIGINT) "
+        f"ELSE CAST(floor(least({last}.0D, greatest(0.0D, {scaled}))) AS BIGINT) END"
+    )
+
+
+def _java_map(jvm, values: Mapping[str, str]):
+    out = jvm.java.util.HashMap()
+    for key, value in values.items():
+        out.put(key, value)
+    return out
+
+
+# The rewrite_options that Iceberg's file planner reads (the others are the action's).
+_PLANNER_OPTIONS = (
+    "target-file-size-bytes",
+    "min-file-size-bytes",
+    "max-file-size-bytes",
+    "min-input-files",
+    "delete-file-threshold",
+)
+
+
+def _table_cache(spark):
+    """Iceberg's SparkTableCache, where a read or write by a group id finds its table. Through
+    reflection: the class has a static get() beside an instance get(String), and py4j finds
+    only the instance one by name."""
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkTableCache", True, loader)
+    getter = cls.getMethod("get", gateway.new_array(jvm.java.lang.Class, 0))
+    return getter.invoke(None, gateway.new_array(jvm.java.lang.Object, 0))
+
+
+def _hilbert_write_group(spark, table, group, wanted: list[str]) -> Any:
+    """Writes one file group sorted by its Hilbert index, as Iceberg's shuffling rewrite runner
+    does (SparkDataFileRewriteRunner.rewrite + SparkShufflingFileRewriteRunner.doRewrite): the
+    group's scan tasks staged under an id, read back by that id, written with
+    `rewritten-file-scan-task-set-id` so the writer stages the new files instead of committing.
+    Returns the new files (a Java Set of DataFile)."""
+    import uuid
+
+    from pyspark.sql import functions as F
+
+    jvm = spark.sparkContext._jvm
+    group_id = str(uuid.uuid4())
+    cache = _table_cache(spark)
+    tasks = jvm.org.apache.iceberg.spark.ScanTaskSetManager.get()
+    coordinator = jvm.org.apache.iceberg.spark.FileRewriteCoordinator.get()
+    cache.add(group_id, table)
+    tasks.stageTasks(table, group_id, group.fileScanTasks())
+    try:
+        scan = spark.read.format("iceberg").option("scan-task-set-id", group_id).load(group_id)
+        names = scan.columns
+        types = {str(f.name()): str(f.type().typeId().name()) for f in table.schema().columns()}
+        positions = hilbert_columns(names, types, wanted)
+        # Positional internal names: the task's column names are never spliced into SQL, and
+        # toDF renames by position without parsing either way.
+        internal = scan.toDF(*[f"__icepack_c{i}" for i in range(len(names))])
+        values = [hilbert_value_sql(f"__icepack_c{p}", t) for p, t in positions]
+        bounds = internal.selectExpr(*[a for v in values for a in hilbert_bounds_sql(v)]).collect()[0]
+        cells = [hilbert_scale_sql(v, bounds[2 * k], bounds[2 * k + 1]) for k, v in enumerate(values)]
+        ordered = (
+            internal.withColumn(_HILBERT_KEY, F.expr(hilbert_index_sql(*cells)))
+            .repartitionByRange(max(1, group.expectedOutputFiles()), F.col(_HILBERT_KEY))
+            .sortWithinPartitions(F.col(_HILBERT_KEY))
+            .drop(_HILBERT_KEY)
+            .toDF(*names)
+        )
+        (
+            ordered.write.format("iceberg")
+            .option("rewritten-file-scan-task-set-id", group_id)
+            .option("target-file-size-bytes", str(group.maxOutputFileSize()))
+            .option("use-table-distribution-and-ordering", "false")
+            .option("output-spec-id", str(group.outputSpecId()))
+            # A group of files of an older spec is written to the current one unclustered.
+            .option("fanout-enabled", "true")
+            .mode("append")
+            .save(group_id)
+        )
+        return coordinator.fetchNewFiles(table, group_id)
+    finally:
+        cache.remove(group_id)
+        tasks.removeTasks(table, group_id)
+        coordinator.clearRewrite(table, group_id)
+
+
+def run_hilbert_rewrite(spark, table, params: dict[str, Any], where, before_commit=None) -> dict[str, Any]:
+    """The Hilbert rewrite of the files `where` selects (None: all), with the task's size
+    options. Without partial progress one commit of every group; with it, up to `maxCommits`
+    commits of a share of the groups each, where a commit that conflicts leaves its files
+    unrewritten (`failedDataFiles`), as Iceberg's partial progress does; when every commit
+    conflicts the task fails as a conflict. `before_commit` is for tests: it runs after the
+    files are written, before the commit (a concurrent writer's moment)."""
+    jvm = spark.sparkContext._jvm
+    counts = {
+        "rewrittenDataFiles": 0,
+        "addedDataFiles": 0,
+        "rewrittenBytes": 0,
+        "failedDataFiles": 0,
+        "removedDeleteFiles": 0,
+    }
+    wanted = [c["name"] for c in params["columns"]]
+    schema = list(table.schema().columns())
+    # Checked before anything is planned or read: a bad column is bad input, named.
+    hilbert_columns(
+        [str(f.name()) for f in schema], {str(f.name()): str(f.type().typeId().name()) for f in schema}, wanted
+    )
+    start = table.currentSnapshot()
+    if start is None:
+        return {"rewriteDataFiles": counts}
+    start_id = start.snapshotId()
+    actions = jvm.org.apache.iceberg.actions
+    condition = where if where is not None else jvm.org.apache.iceberg.expressions.Expressions.alwaysTrue()
+    case_sensitive = jvm.org.apache.iceberg.spark.SparkUtil.caseSensitive(spark._jsparkSession)
+    planner = actions.BinPackRewriteFilePlanner(table, condition, start_id, case_sensitive)
+    options = rewrite_options(params, None)
+    planner.init(_java_map(jvm, {k: v for k, v in options.items() if k in _PLANNER_OPTIONS}))
+    plan = planner.plan()
+    groups = []
+    iterator = plan.groups().iterator()
+    while iterator.hasNext():
+        groups.append(iterator.next())
+    if not groups:
+        return {"rewriteDataFiles": counts}
+    # Iceberg's default: the rewritten files keep the starting snapshot's sequence number, so
+    # equality deletes committed meanwhile still apply to them.
+    commits = actions.RewriteDataFilesCommitManager(table, start_id, True)
+    written = []
+    try:
+        for group in groups:
+            group.setOutputFiles(_hilbert_write_group(spark, table, group, wanted))
+            written.append(group)
+    except Exception:
+        for group in written:
+            commits.abortFileGroup(group)
+        raise
+    if before_commit is not None:
+        before_commit()
+    progress = params.get("partialProgress") or {}
+    chunks = [groups]
+    if progress.get("enabled"):
+        size = -(-len(groups) // progress.get("maxCommits", 10))
+        chunks = [groups[i : i + size] for i in range(0, len(groups), size)]
+    failure: BaseException | None = None
+    for chunk in chunks:
+        batch = jvm.java.util.HashSet()
+        for group in chunk:
+            batch.add(group)
+        try:
+            # Aborts (deletes the new files) on a failed commit, unless its state is unknown.
+            commits.commitOrClean(batch)
+        except Exception as error:  # noqa: BLE001 — a conflict of one partial commit is its own
+            if len(chunks) == 1 or classify(java_chain(error)) != "commit-conflict":
+                raise
+            failure = error
+            counts["failedDataFiles"] += sum(g.inputFileNum() for g in chunk)
+            continue
+        for group in chunk:
+            result = group.asResult()
+            counts["rewrittenDataFiles"] += result.rewrittenDataFilesCount()
+            counts["addedDataFiles"] += result.addedDataFilesCount()
+            counts["rewrittenBytes"] += result.rewrittenBytesCount()
+            counts["removedDeleteFiles"] += group.danglingDVs().size()
+    if failure is not None and counts["rewrittenDataFiles"] == 0:
+        raise failure
+    return {"rewriteDataFiles": counts}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -182,10 +182,90 @@ class ParseTaskTest(unittest.TestCase):
     def test_sort_checks_strategy_and_columns(self):
         task = json.loads(json.dumps(MERGE))
         task["type"] = "sort"
-        task["parameters"]["strategy"] = "hilbert"
+        task["parameters"]["strategy"] = "peano"
         task["parameters"]["columns"] = [{"name": "id"}]
-        with self.assertRaisesRegex(job.BadInput, "strategy must be sort or zorder"):
+        with self.assertRaisesRegex(job.BadInput, "strategy must be sort, zorder or hilbert"):
             job.parse_task(task)
+
+    def test_hilbert_takes_exactly_two_columns(self):
+        task = json.loads(json.dumps(MERGE))
+        task["type"] = "sort"
+        task["parameters"]["strategy"] = "hilbert"
+        task["parameters"]["columns"] = [{"name": "x"}, {"name": "y"}]
+        self.assertIs(job.parse_task(task), task)
+        for columns in ([{"name": "x"}], [{"name": "x"}, {"name": "y"}, {"name": "z"}]):
+            task["parameters"]["columns"] = columns
+            with self.subTest(columns=columns), self.assertRaisesRegex(
+                job.BadInput, r"^task\.parameters\.columns must name exactly 2 columns for hilbert$"
+            ):
+                job.parse_task(task)
+
+
+class HilbertTest(unittest.TestCase):
+    """The pure parts of the Hilbert layout; the Spark run (and that Spark's SQL gives
+    hilbert_index's numbers) is in services/planner/src/partition-rewrite.int.test.ts."""
+
+    def test_index_walks_every_cell_once_in_unit_steps(self):
+        # The curve's defining properties on an 8 × 8 grid: a bijection onto 0 … 63, and cells
+        # next in the index are neighbours on the grid.
+        bits = 3
+        side = 1 << bits
+        order = sorted(((job.hilbert_index(x, y, bits), (x, y)) for x in range(side) for y in range(side)))
+        self.assertEqual([d for d, _ in order], list(range(side * side)))
+        for (_, (x0, y0)), (_, (x1, y1)) in zip(order, order[1:]):
+            self.assertEqual(abs(x0 - x1) + abs(y0 - y1), 1, ((x0, y0), (x1, y1)))
+        self.assertEqual(order[0][1], (0, 0))
+        self.assertEqual(order[-1][1], (side - 1, 0))
+
+    def test_index_keeps_the_sixteen_bit_corners(self):
+        last = (1 << job.HILBERT_BITS) - 1
+        self.assertEqual(job.hilbert_index(0, 0), 0)
+        self.assertEqual(job.hilbert_index(last, 0), (1 << 32) - 1)
+        self.assertLess(job.hilbert_index(last, last), 1 << 32)
+
+    def test_index_sql_folds_the_bits_from_the_highest(self):
+        sql = job.hilbert_index_sql("cx", "cy", bits=4)
+        self.assertTrue(sql.startswith("aggregate(sequence(3, 0, -1), named_struct('x', CAST(cx AS BIGINT)"))
+        self.assertIn("15 - acc.y", sql)
+        self.assertTrue(sql.endswith("acc -> acc.d)"))
+        self.assertEqual(sql.count("("), sql.count(")"))
+
+    def test_columns_resolve_by_name_then_ignoring_case_and_need_an_order_onto_numbers(self):
+        columns = ["id", "x", "When", "v", "d"]
+        types = {"id": "LONG", "x": "INTEGER", "When": "TIMESTAMP", "v": "STRING", "d": "DATE"}
+        self.assertEqual(job.hilbert_columns(columns, types, ["x", "when"]), [(1, "INTEGER"), (2, "TIMESTAMP")])
+        self.assertEqual(job.hilbert_columns(columns, types, ["d", "id"]), [(4, "DATE"), (0, "LONG")])
+        for wanted, message in (
+            (["x", "nope"], r"^task\.parameters\.columns\[1\]\.name 'nope' is not a top-level column"),
+            (["a.b", "x"], r"^task\.parameters\.columns\[0\]\.name 'a\.b' is not a top-level column"),
+            (["x", "v"], r"^task\.parameters\.columns\[1\]\.name 'v' is of type string"),
+            (["x", "X"], r"^task\.parameters\.columns names one column twice"),
+        ):
+            with self.subTest(wanted=wanted), self.assertRaisesRegex(job.BadInput, message):
+                job.hilbert_columns(columns, types, wanted)
+        # Two columns that differ only in case: the name must be exact.
+        with self.assertRaisesRegex(job.BadInput, "'ab' is not a top-level column"):
+            job.hilbert_columns(["Ab", "aB", "c"], {"Ab": "LONG", "aB": "LONG", "c": "LONG"}, ["ab", "c"])
+
+    def test_values_order_as_their_column(self):
+        self.assertEqual(job.hilbert_value_sql("c0", "LONG"), "CAST(c0 AS DOUBLE)")
+        self.assertEqual(job.hilbert_value_sql("c0", "DATE"), "CAST(unix_date(c0) AS DOUBLE)")
+        self.assertEqual(
+            job.hilbert_value_sql("c0", "TIMESTAMP"), "CAST(unix_micros(CAST(c0 AS TIMESTAMP)) AS DOUBLE)"
+        )
+        lo, hi = job.hilbert_bounds_sql("v")
+        self.assertTrue(lo.startswith("min(CASE WHEN v BETWEEN -1.7976931348623157E308D"))
+        self.assertTrue(hi.startswith("max("))
+
+    def test_scale_maps_the_bounds_onto_the_cells(self):
+        sql = job.hilbert_scale_sql("v", -2.5, 7.5)
+        self.assertIn("WHEN v IS NULL THEN CAST(0 AS BIGINT)", sql)
+        self.assertIn("(v - (-2.50000000000000000E+00D)) * (6.55350000000000000E+03D)", sql)
+        self.assertIn("least(65535.0D, greatest(0.0D, ", sql)
+        # One value, no value, or bounds that are not finite: one cell for every row.
+        for lo, hi in ((3.0, 3.0), (None, None), (float("-inf"), 1.0), (5.0, 1.0), (-1e308, 1e308)):
+            with self.subTest(lo=lo, hi=hi):
+                self.assertEqual(job.hilbert_scale_sql("v", lo, hi), "CAST(0 AS BIGINT)")
 
 
 UUID = MERGE["state"]["tableUuid"]

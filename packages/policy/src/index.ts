@@ -7,6 +7,7 @@ export {
   parseColumnList,
   parseByteSize,
   parseDuration,
+  parseHilbertColumns,
   parseMergeStrategy,
   parseShare,
   parseSortColumns,

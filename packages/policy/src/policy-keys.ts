@@ -26,6 +26,11 @@ export const PolicyKeys = {
   /** `col, col, …` */
   zorderColumns: 'icepack.zorder.columns',
   /**
+   * `col, col`: a Hilbert-curve layout over two numeric, date or timestamp columns (ADR 0033).
+   * Below `icepack.sort.columns` and `icepack.zorder.columns` when several are set.
+   */
+  hilbertColumns: 'icepack.hilbert.columns',
+  /**
    * A merge once this many commits followed the last rewrite, even below the file thresholds
    * (new data needed). Unset: no commit-count trigger.
    */

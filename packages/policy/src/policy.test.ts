@@ -32,6 +32,7 @@ describe('resolvePolicy defaults', () => {
       gcEnabled: true,
       sortColumns: [],
       zorderColumns: [],
+      hilbertColumns: [],
     });
   });
 
@@ -152,6 +153,9 @@ describe('resolvePolicy layering: defaults ← catalog ← table', () => {
       'lat',
       'lon',
     ]);
+    expect(
+      resolvePolicy({ 'icepack.hilbert.columns': ' lat , lon ' }).policy.hilbertColumns,
+    ).toEqual(['lat', 'lon']);
   });
 
   it('reads a new-data share as a fraction or a percentage', () => {
@@ -230,6 +234,10 @@ describe('resolvePolicy bad values: reported, and the value below is used', () =
     ['icepack.sort.columns', 'a,,b', 'sortColumns', [], /comma-separated/],
     ['icepack.sort.columns', 'a sideways', 'sortColumns', [], /cannot read "a sideways"/],
     ['icepack.zorder.columns', 'a b', 'zorderColumns', [], /column names/],
+    ['icepack.hilbert.columns', 'a', 'hilbertColumns', [], /2 different column names/],
+    ['icepack.hilbert.columns', 'a,b,c', 'hilbertColumns', [], /2 different column names/],
+    ['icepack.hilbert.columns', 'a,a', 'hilbertColumns', [], /2 different column names/],
+    ['icepack.hilbert.columns', 'a,,b', 'hilbertColumns', [], /comma-separated/],
   ] as const)('%s=%j → problem, default used', (key, value, field, expected, reason) => {
     const { policy, problems } = resolvePolicy({ [key]: value });
     expect(policy[field]).toEqual(expected);
@@ -280,6 +288,26 @@ describe('resolvePolicy bad values: reported, and the value below is used', () =
     expect(policy.sortColumns.map((c) => c.name)).toEqual(['a']);
     expect(policy.zorderColumns).toEqual([]);
     expect(problems[0]?.key).toBe('icepack.zorder.columns');
+  });
+
+  it.each([
+    [{ 'icepack.sort.columns': 'a' }, 'icepack.sort.columns'],
+    [{ 'icepack.zorder.columns': 'a,b' }, 'icepack.zorder.columns'],
+  ])('uses %j over Hilbert columns set too, and says so', (other, key) => {
+    // The other layout from the catalog, Hilbert on the table: still one layout, named.
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.hilbert.columns': 'x,y' },
+      { catalog: other },
+    );
+    expect(policy.hilbertColumns).toEqual([]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        key: 'icepack.hilbert.columns',
+        value: 'x, y',
+        source: 'table',
+        reason: `${key} is set too; a table is sorted one way, so using ${key}`,
+      }),
+    ]);
   });
 
   it('reports unknown icepack.* keys (typos) and ignores other properties', () => {

@@ -6,6 +6,7 @@ import {
   parseColumnList,
   parseByteSize,
   parseDuration,
+  parseHilbertColumns,
   parseMergeStrategy,
   parseShare,
   parseSortColumns,
@@ -68,6 +69,8 @@ export interface Policy {
   /** Empty when not set; the table's own sort order then applies. */
   readonly sortColumns: readonly SortColumn[];
   readonly zorderColumns: readonly string[];
+  /** Two columns for a Hilbert-curve layout; empty when not set (or another layout is). */
+  readonly hilbertColumns: readonly string[];
 }
 
 /** Who paused a table: the console (an operator), or the layer whose `icepack.enabled=false` did. */
@@ -263,6 +266,23 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
     });
     zorderColumns = [];
   }
+  // A table has one layout: sort columns, then z-order, then Hilbert, whichever is set first.
+  let hilbertColumns = pick<string[]>([], icepack(PolicyKeys.hilbertColumns), parseHilbertColumns);
+  const otherLayout =
+    sortColumns.length > 0
+      ? PolicyKeys.sortColumns
+      : zorderColumns.length > 0
+        ? PolicyKeys.zorderColumns
+        : null;
+  if (hilbertColumns.length > 0 && otherLayout !== null) {
+    problems.push({
+      key: PolicyKeys.hilbertColumns,
+      value: hilbertColumns.join(', '),
+      source: sourceOf(PolicyKeys.hilbertColumns),
+      reason: `${otherLayout} is set too; a table is sorted one way, so using ${otherLayout}`,
+    });
+    hilbertColumns = [];
+  }
 
   const consolePaused = layers.consolePaused === true;
   const enabled = !consolePaused && catalogEnabled && namespaceEnabled && tableEnabled;
@@ -362,6 +382,7 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
     gcEnabled: (tableProperties[IcebergKeys.gcEnabled] ?? 'true').toLowerCase() === 'true',
     sortColumns,
     zorderColumns,
+    hilbertColumns,
   };
 
   for (const [source, props] of [

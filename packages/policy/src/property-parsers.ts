@@ -1,5 +1,6 @@
 // Parsers for policy property values. Each returns the value or a reason naming what was expected.
 import { parseDuration as parseDurationMs } from '@icepack/runtime';
+import { HILBERT_DIMENSIONS } from '@icepack/types';
 
 export type Parsed<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
@@ -93,6 +94,16 @@ export const parseColumnList: PropertyParser<string[]> = (text) => {
     return bad('expected a comma-separated list of column names, e.g. "lat, lon"');
   }
   return ok(items);
+};
+
+/** Two distinct column names (`x, y`): the Hilbert curve's axes (`icepack.hilbert.columns`). */
+export const parseHilbertColumns: PropertyParser<string[]> = (text) => {
+  const list = parseColumnList(text);
+  if (!list.ok) return list;
+  if (list.value.length !== HILBERT_DIMENSIONS || list.value[0] === list.value[1]) {
+    return bad(`expected ${HILBERT_DIMENSIONS} different column names, e.g. "lat, lon"`);
+  }
+  return list;
 };
 
 /** `30m`, `1h`, `2d`, `90s` or a bare number of milliseconds (the runtime's duration format). */

@@ -127,6 +127,7 @@ export {
   scorePartSchema,
   taskStateRefSchema,
   SortStrategy,
+  HILBERT_DIMENSIONS,
   MIN_PRIORITY,
   MAX_PRIORITY,
   type Task,

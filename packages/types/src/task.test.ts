@@ -71,6 +71,21 @@ describe('taskSchema', () => {
     ]);
   });
 
+  it('accepts a Hilbert sort of two columns only', () => {
+    const hilbert = (columns: { name: string }[]) => ({
+      ...merge,
+      id: taskJobId(table, 'sort'),
+      type: 'sort',
+      parameters: { ...merge.parameters, strategy: 'hilbert', columns },
+    });
+    expect(taskSchema.safeParse(hilbert([{ name: 'x' }, { name: 'y' }])).success).toBe(true);
+    for (const columns of [[{ name: 'x' }], [{ name: 'x' }, { name: 'y' }, { name: 'z' }]]) {
+      const parsed = taskSchema.safeParse(hilbert(columns));
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual(['parameters.columns']);
+    }
+  });
+
   it.each([
     [{ id: 'merge:prod' }, 'id'],
     [{ id: taskJobId(table, 'sort') }, 'id'],

@@ -121,7 +121,13 @@ function checkSizes(
 
 export const mergeParametersSchema = z.object(mergeShape).superRefine(checkSizes);
 
-export const SortStrategy = { sort: 'sort', zorder: 'zorder' } as const;
+/**
+ * `sort` by columns, `zorder` (Iceberg's), or `hilbert`: the Hilbert curve over two numeric,
+ * date or timestamp columns (the job's own rewrite through Iceberg's file-scan-task sets; ADR 0033).
+ */
+export const SortStrategy = { sort: 'sort', zorder: 'zorder', hilbert: 'hilbert' } as const;
+/** The number of columns a Hilbert layout orders by: the job's curve is two-dimensional. */
+export const HILBERT_DIMENSIONS = 2;
 export type SortStrategy = (typeof SortStrategy)[keyof typeof SortStrategy];
 
 export const sortColumnSchema = z.object({
@@ -136,7 +142,16 @@ export const sortParametersSchema = z
     strategy: z.enum(SortStrategy),
     columns: z.array(sortColumnSchema).min(1),
   })
-  .superRefine(checkSizes);
+  .superRefine(checkSizes)
+  .superRefine((p, ctx) => {
+    if (p.strategy === SortStrategy.hilbert && p.columns.length !== HILBERT_DIMENSIONS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['columns'],
+        message: `must name exactly ${HILBERT_DIMENSIONS} columns for hilbert`,
+      });
+    }
+  });
 
 /** Lower number runs first: BullMQ's range. */
 export const MIN_PRIORITY = 1;

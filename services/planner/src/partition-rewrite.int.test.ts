@@ -2,8 +2,10 @@
 // scanner's state, the planner's plan, and the job's own rewrite with the task's partition
 // filter — all in ONE Spark session (testing/partition_rewrite.py), for identity, day, hour and
 // bucket partitioning and a table whose spec evolved. Only the chosen partitions' files change;
-// every row stays. Also a z-order rewrite (issue 17 point 4), verified by a data-skipping
-// measure: for range predicates on each z-order column, how many files' min/max ranges overlap.
+// every row stays. Also z-order and Hilbert rewrites (issue 17 point 4), verified by a
+// data-skipping measure: for range predicates on each layout column, how many files' min/max
+// ranges overlap; and a Hilbert rewrite that meets a concurrent delete fails its commit's
+// validation instead of bringing the deleted rows back (ADR 0033).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -25,7 +27,7 @@ interface FileRow {
   readonly path: string;
   readonly specId: number;
   readonly partition: Record<string, unknown>;
-  /** The z-order table's files: lower and upper bound per z-order column. */
+  /** The layout tables' files: lower and upper bound per layout column. */
   readonly bounds?: Record<string, readonly [number, number]>;
 }
 interface TableSnapshot {
@@ -38,6 +40,21 @@ interface RewriteReply {
   readonly after: TableSnapshot;
   readonly result: { rewriteDataFiles: { rewrittenDataFiles: number } };
   readonly error?: string;
+}
+
+interface ConflictReply {
+  readonly before: TableSnapshot;
+  readonly after: TableSnapshot;
+  /** The job's result for the rewrite's error; null when the rewrite committed. */
+  readonly failure: {
+    exitCode: number;
+    error: { kind: string; message: string; retryable: boolean };
+  } | null;
+  /** Rows the concurrent delete removed; the checksum of the rows it kept (before). */
+  readonly deleted: number;
+  readonly keptChecksum: string;
+  /** Rows with `id < below` in the table afterwards. */
+  readonly leftBelow: number;
 }
 
 /** The driver: one Spark session, one JSON line per message. */
@@ -79,6 +96,21 @@ class Driver {
     const reply = await this.next<RewriteReply>();
     if (reply.error !== undefined) throw new Error(reply.error);
     return reply;
+  }
+
+  /** The job's Hilbert rewrite of `task` with a writer's `DELETE … WHERE id < below` between
+   * its writing and its commit. */
+  async rewriteAgainstDelete(task: Task, below: number): Promise<ConflictReply> {
+    this.#child.stdin.write(`${JSON.stringify({ task, concurrentDelete: below })}\n`);
+    const reply = await this.next<ConflictReply & { error?: string }>();
+    if (reply.error !== undefined) throw new Error(reply.error);
+    return reply;
+  }
+
+  /** The Hilbert index of each cell by Spark SQL and by the job's Python reference. */
+  async hilbertPoints(points: readonly (readonly [number, number])[]) {
+    this.#child.stdin.write(`${JSON.stringify({ hilbertPoints: points })}\n`);
+    return this.next<{ sql: number[]; python: number[] }>();
   }
 
   async stop(): Promise<void> {
@@ -228,34 +260,111 @@ function overlapShare(files: readonly FileRow[], column: string): number {
   return overlapping / (10 * files.length);
 }
 
+/** The share of files a range predicate opens, per layout column, before and after. */
+function skipping(before: TableSnapshot, after: TableSnapshot) {
+  return Object.fromEntries(
+    ['x', 'y'].map((c) => [
+      c,
+      { before: overlapShare(before.files, c), after: overlapShare(after.files, c) },
+    ]),
+  );
+}
+
+/** The sort task the planner makes for table `name` under `settings`, of `strategy`. */
+async function plannedSort(
+  name: string,
+  settings: PolicySettings,
+  strategy: 'zorder' | 'hilbert',
+): Promise<Task> {
+  const p = plan(await scan(name), settings);
+  const decision = p.decisions.find((d) => d.type === 'sort');
+  expect(decision?.action, decision?.reason).toBe('create');
+  const task = decision!.task!;
+  expect(task.type === 'sort' && task.parameters.strategy).toBe(strategy);
+  return task;
+}
+
+/**
+ * Runs the planned layout rewrite of table `name` through the job and checks: every old file
+ * replaced, rows and checksum unchanged, and for range predicates on each layout column a
+ * smaller share of files to open than before.
+ */
+async function layoutRewriteChecked(
+  name: string,
+  settings: PolicySettings,
+  strategy: 'zorder' | 'hilbert',
+): Promise<void> {
+  const task = await plannedSort(name, settings, strategy);
+  const { before, after, result } = await driver.rewrite(task);
+  expect(result.rewriteDataFiles.rewrittenDataFiles).toBe(before.files.length);
+  expect(after.rows).toBe(before.rows);
+  expect(after.checksum).toBe(before.checksum);
+  const old = new Set(before.files.map((f) => f.path));
+  expect(after.files.filter((f) => old.has(f.path))).toEqual([]);
+  // Several files after it, or the measure says nothing: one file always overlaps.
+  expect(after.files.length).toBeGreaterThan(1);
+  const measured = skipping(before, after);
+  // Before: every small file holds rows from the whole range of both columns.
+  for (const c of ['x', 'y']) {
+    expect(measured[c]!.before, JSON.stringify(measured)).toBeGreaterThan(0.9);
+    expect(measured[c]!.after, JSON.stringify(measured)).toBeLessThan(measured[c]!.before);
+  }
+  console.log(
+    `${strategy} data skipping (share of files a range predicate opens): ${JSON.stringify({ filesBefore: before.files.length, filesAfter: after.files.length, ...measured })}`,
+  );
+}
+
 describe('a z-order rewrite on real Spark', () => {
   it('succeeds, keeps every row, and lets range predicates on each column skip files', async () => {
-    const state = await scan('zordered');
-    const p = plan(state, { 'icepack.zorder.columns': 'x,y' });
-    const decision = p.decisions.find((d) => d.type === 'sort');
-    expect(decision?.action, decision?.reason).toBe('create');
-    const task = decision!.task!;
-    expect(task.type === 'sort' && task.parameters.strategy).toBe('zorder');
+    await layoutRewriteChecked('zordered', { 'icepack.zorder.columns': 'x,y' }, 'zorder');
+  });
+});
 
-    const { before, after, result } = await driver.rewrite(task);
-    expect(result.rewriteDataFiles.rewrittenDataFiles).toBe(before.files.length);
-    expect(after.rows).toBe(before.rows);
-    expect(after.checksum).toBe(before.checksum);
-    // Several files after it, or the measure says nothing: one file always overlaps.
-    expect(after.files.length).toBeGreaterThan(1);
-    const measured = Object.fromEntries(
-      ['x', 'y'].map((c) => [
-        c,
-        { before: overlapShare(before.files, c), after: overlapShare(after.files, c) },
-      ]),
+describe('a Hilbert-curve rewrite on real Spark (ADR 0033)', () => {
+  it("the job's Spark SQL index is the Hilbert curve's, as its Python reference computes it", async () => {
+    const last = 65_535;
+    const points = [
+      [0, 0],
+      [1, 0],
+      [0, 1],
+      [last, 0],
+      [last, last],
+      [12_345, 54_321],
+      [40_000, 3],
+      [7, 65_000],
+      [32_768, 32_767],
+    ] as const;
+    const { sql, python } = await driver.hilbertPoints(points);
+    expect(sql).toEqual(python);
+    // The curve's ends: it starts at the origin and ends in the corner (last, 0).
+    expect(sql[0]).toBe(0);
+    expect(sql[3]).toBe(2 ** 32 - 1);
+  });
+
+  it('succeeds through the planned task, keeps every row, and lets range predicates on each column skip files', async () => {
+    await layoutRewriteChecked('hilberted', { 'icepack.hilbert.columns': 'x,y' }, 'hilbert');
+  });
+
+  it('a delete committed while it writes fails its commit as a conflict; the deleted rows stay deleted', async () => {
+    const task = await plannedSort(
+      'hilbert_conflict',
+      { 'icepack.hilbert.columns': 'x,y' },
+      'hilbert',
     );
-    // Before: every small file holds rows from the whole range of both columns.
-    for (const c of ['x', 'y']) {
-      expect(measured[c]!.before, JSON.stringify(measured)).toBeGreaterThan(0.9);
-      expect(measured[c]!.after, JSON.stringify(measured)).toBeLessThan(measured[c]!.before);
-    }
-    console.log(
-      `z-order data skipping (share of files a range predicate opens): ${JSON.stringify({ filesBefore: before.files.length, filesAfter: after.files.length, ...measured })}`,
+    const reply = await driver.rewriteAgainstDelete(task, 100);
+    // Iceberg's validation from the starting snapshot found the position deletes of files the
+    // rewrite replaces: the job reports a retryable commit conflict.
+    expect(reply.failure?.error.kind, JSON.stringify(reply.failure)).toBe('commit-conflict');
+    expect(reply.failure?.error.retryable).toBe(true);
+    expect(reply.failure?.error.message).toMatch(/found new position delete/i);
+    // The table is the writer's: its data files untouched by the rewrite, its 100 rows gone,
+    // every other row as it was.
+    expect(reply.deleted).toBe(100);
+    expect(reply.leftBelow).toBe(0);
+    expect(reply.after.rows).toBe(reply.before.rows - 100);
+    expect(reply.after.checksum).toBe(reply.keptChecksum);
+    expect(reply.after.files.map((f) => f.path).sort()).toEqual(
+      reply.before.files.map((f) => f.path).sort(),
     );
   });
 });

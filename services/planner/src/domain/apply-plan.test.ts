@@ -9,6 +9,7 @@ describe('problemTaskType', () => {
     [PolicyKeys.cleanupMinInterval, 'cleanup'],
     [PolicyKeys.maxSnapshotAgeMs, 'cleanup'],
     [PolicyKeys.zorderColumns, 'sort'],
+    [PolicyKeys.hilbertColumns, 'sort'],
     [PolicyKeys.newDataShare, 'sort'],
     [PolicyKeys.sortEnabled, 'sort'],
     [PolicyKeys.targetFileSizeBytes, 'merge'],

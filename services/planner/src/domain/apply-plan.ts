@@ -21,6 +21,7 @@ const TYPE_OF_KEY: Readonly<Record<PolicyKey, TaskType>> = {
   [PolicyKeys.minSnapshotsToKeep]: TaskType.cleanup,
   [PolicyKeys.sortColumns]: TaskType.sort,
   [PolicyKeys.zorderColumns]: TaskType.sort,
+  [PolicyKeys.hilbertColumns]: TaskType.sort,
   [PolicyKeys.mergeMaxCommits]: TaskType.merge,
   [PolicyKeys.mergeStrategy]: TaskType.merge,
   [PolicyKeys.maxBytesPerTask]: TaskType.merge,

@@ -138,6 +138,14 @@ describe('planTable', () => {
     });
   });
 
+  it('uses Hilbert columns from the policy: a task the job takes (two columns)', () => {
+    const p = plan(needsSort, {}, { 'icepack.hilbert.columns': 'lat, lon' });
+    expect(taskSchema.parse(p.sort.task).parameters).toMatchObject({
+      strategy: 'hilbert',
+      columns: [{ name: 'lat' }, { name: 'lon' }],
+    });
+  });
+
   it('a sort replaces a waiting merge (superseded)', () => {
     const p = plan(needsSort, {
       merge: { status: 'waiting', createdAt: '2026-01-01T00:00:00.000Z' },

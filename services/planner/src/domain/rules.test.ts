@@ -275,13 +275,14 @@ describe('sort: merge conditions AND a sort order AND new-data share > 0.3 AND n
     );
     expect(rule.fires).toBe(false);
     expect(rule.blockers).toEqual([
-      'the table has no sort order and the policy names no sort or z-order columns',
+      'the table has no sort order and the policy names no sort, z-order or Hilbert columns',
     ]);
   });
 
   it.each([
     ['icepack.sort.columns', 'a, b desc'],
     ['icepack.zorder.columns', 'lat,lon'],
+    ['icepack.hilbert.columns', 'lat,lon'],
   ])('a policy %s gives an unsorted table a sort order', (key, value) => {
     const withColumns = resolvePolicy({ [key]: value }).policy;
     expect(

@@ -312,7 +312,7 @@ function blockersForOr(r: RuleResult, w: ReturnType<typeof mergeWork>): RuleResu
   return { ...r, blockers: r.blockers.filter((b) => !hidden.has(b)) };
 }
 
-/** The sort order a sort task uses: policy columns or z-order, else the table's own. */
+/** The sort order a sort task uses: policy columns, z-order or Hilbert, else the table's own. */
 export type SortPlan =
   | {
       readonly strategy: 'sort';
@@ -324,21 +324,24 @@ export type SortPlan =
       readonly from: 'policy' | 'table';
     }
   | {
-      readonly strategy: 'zorder';
+      readonly strategy: 'zorder' | 'hilbert';
       readonly columns: readonly { name: string; direction: 'asc'; nullOrder: 'nulls-first' }[];
       readonly from: 'policy';
     };
 
 export function sortPlan(state: TableState, policy: Policy): SortPlan | null {
-  if (policy.zorderColumns.length > 0) {
+  // The policy resolves at most one of the layouts (packages/policy).
+  const curve: ['zorder' | 'hilbert', readonly string[]] | null =
+    policy.zorderColumns.length > 0
+      ? ['zorder', policy.zorderColumns]
+      : policy.hilbertColumns.length > 0
+        ? ['hilbert', policy.hilbertColumns]
+        : null;
+  if (curve !== null) {
     return {
-      strategy: 'zorder',
+      strategy: curve[0],
       from: 'policy',
-      columns: policy.zorderColumns.map((name) => ({
-        name,
-        direction: 'asc',
-        nullOrder: 'nulls-first',
-      })),
+      columns: curve[1].map((name) => ({ name, direction: 'asc', nullOrder: 'nulls-first' })),
     };
   }
   if (policy.sortColumns.length > 0)
@@ -354,7 +357,7 @@ export function sortPlan(state: TableState, policy: Policy): SortPlan | null {
 
 /**
  * Sort: the merge conditions hold, and the table has a sort order (its own, or
- * `icepack.sort.columns` / `icepack.zorder.columns`), and new data's share of all data is
+ * `icepack.sort.columns` / `icepack.zorder.columns` / `icepack.hilbert.columns`), and new data's share of all data is
  * above the new-data threshold, and the last sort succeeded at least the minimum interval ago,
  * and no sort task is pending. A running merge also holds it
  * back: the merge cannot be replaced while it runs, so the next table state decides.
@@ -374,7 +377,7 @@ export function sortRule(
       order === null
         ? ''
         : `sort order (${order.strategy} by ${order.columns.map((c) => c.name).join(', ')}, from the ${order.from})`,
-      'the table has no sort order and the policy names no sort or z-order columns',
+      'the table has no sort order and the policy names no sort, z-order or Hilbert columns',
       order === null ? 'none' : order.columns.map((c) => c.name).join(', '),
     ),
     above('new-data-share', 'new-data share', state.newData.share, policy.newDataShare),

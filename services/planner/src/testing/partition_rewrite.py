@@ -1,7 +1,7 @@
-"""One Spark session for partition-rewrite.int.test.ts: builds small partitioned tables (and one
-unpartitioned table for a z-order rewrite), then runs the job's own rewrite
+"""One Spark session for partition-rewrite.int.test.ts: builds small partitioned tables (and
+unpartitioned tables for z-order and Hilbert rewrites), then runs the job's own rewrite
 (icepack_job.run_rewrite) for each task it is sent, reporting the table's files (with each file's
-lower and upper bounds of the z-order columns) and a row checksum before and after. One JVM for
+lower and upper bounds of the layout columns) and a row checksum before and after. One JVM for
 every case, instead of one spark-submit each.
 
     python partition_rewrite.py --catalog-uri U --catalog-name C --namespace NS
@@ -9,6 +9,11 @@ every case, instead of one spark-submit each.
 Protocol: one JSON line per message on stdout, prefixed with `@@ ` (Spark may print too):
 `{"ready": true}` once the tables exist; then for each stdin line `{"task": {...}}` one
 `{"before": …, "after": …, "result": …}` or `{"error": "…"}`; an empty line or EOF stops.
+`{"task": {...}, "concurrentDelete": N}` runs a Hilbert task's rewrite with a writer's
+`DELETE … WHERE id < N` committed after the rewrite wrote its files and before it commits; it
+replies `{"before", "after", "failure": <the job's result for the error, or null>, "deleted",
+"keptChecksum", "leftBelow"}`. `{"hilbertPoints": [[x, y], …]}` replies the Hilbert index of
+each cell by Spark SQL (the job's hilbert_index_sql) and by the job's Python reference.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ import icepack_job  # noqa: E402
 PROPS = (
     "'format-version'='2', 'icepack.small-file-threshold'='2', 'icepack.merge.min-input-files'='2'"
 )
-TABLES = ("by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered")
+TABLES = ("by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered", "hilberted", "hilbert_conflict")
+# Tables measured by their files' bounds of x and y.
+LAYOUT_TABLES = ("zordered", "hilberted", "hilbert_conflict")
 # The z-order table: x and y spread over [0, 1000) independently of each other and of the
 # commit, so every small file spans nearly the whole range of both; a small target file size
 # makes the rewrite write several files, whose bounds the test measures.
@@ -45,7 +52,11 @@ ZORDER_ROWS = (
     "SELECT id, CAST(pmod(hash(id, 7), 1000) AS INT) AS x, CAST(pmod(hash(id, 13), 1000) AS INT) AS y, "
     "concat('v', id) AS v FROM range({start}, {end})"
 )
-CHECKSUM_COLUMNS = {"zordered": "id, x, y, v"}
+CHECKSUM_COLUMNS = {t: "id, x, y, v" for t in LAYOUT_TABLES}
+# The conflict table deletes by merge-on-read: position deletes of files the rewrite replaces,
+# which only the rewrite's validation from its starting snapshot catches (a copy-on-write
+# delete removes the files, which any rewrite commit would find missing).
+CONFLICT_PROPS = ZORDER_PROPS + ", 'write.delete.mode'='merge-on-read'"
 ROWS = "SELECT id, region, ts, concat('v', id) AS v FROM VALUES {values} AS t(id, region, ts)"
 
 
@@ -94,15 +105,30 @@ def build_tables(spark, catalog: str, namespace: str) -> None:
         f"CREATE TABLE {name('zordered')} (id BIGINT, x INT, y INT, v STRING) USING iceberg "
         f"TBLPROPERTIES ({ZORDER_PROPS})"
     )
-    for commit in range(8):
-        rows = ZORDER_ROWS.format(start=commit * 2500, end=(commit + 1) * 2500)
-        spark.sql(f"INSERT INTO {name('zordered')} SELECT /*+ COALESCE(1) */ * FROM ({rows})")
+    # The Hilbert table: the z-order table's rows; the conflict table: fewer of them.
+    for table, props, commits in (("zordered", ZORDER_PROPS, 8), ("hilberted", ZORDER_PROPS, 8), ("hilbert_conflict", CONFLICT_PROPS, 3)):
+        if table != "zordered":
+            spark.sql(
+                f"CREATE TABLE {name(table)} (id BIGINT, x INT, y INT, v STRING) USING iceberg "
+                f"TBLPROPERTIES ({props})"
+            )
+        for commit in range(commits):
+            rows = ZORDER_ROWS.format(start=commit * 2500, end=(commit + 1) * 2500)
+            spark.sql(f"INSERT INTO {name(table)} SELECT /*+ COALESCE(1) */ * FROM ({rows})")
+
+
+def checksum(spark, sql_name: str, table: str, where: str = "true") -> dict:
+    columns = CHECKSUM_COLUMNS.get(table, "id, region, ts, v")
+    row = spark.sql(
+        f"SELECT count(*) AS n, sum(cast(xxhash64({columns}) AS DECIMAL(38, 0))) AS h FROM {sql_name} WHERE {where}"
+    ).collect()[0]
+    return {"rows": row.n, "checksum": str(row.h)}
 
 
 def snapshot(spark, sql_name: str, table: str) -> dict:
     """The table's data files (path, spec, partition as JSON; for the z-order table each file's
     lower and upper bound of x and y) and a checksum of its rows."""
-    bounds = table == "zordered"
+    bounds = table in LAYOUT_TABLES
     metrics = "".join(
         f", readable_metrics.{c}.lower_bound AS {c}_lo, readable_metrics.{c}.upper_bound AS {c}_hi"
         for c in (ZORDER_COLUMNS if bounds else ())
@@ -117,11 +143,43 @@ def snapshot(spark, sql_name: str, table: str) -> dict:
         if bounds:
             f["bounds"] = {c: [r[f"{c}_lo"], r[f"{c}_hi"]] for c in ZORDER_COLUMNS}
         files.append(f)
-    columns = CHECKSUM_COLUMNS.get(table, "id, region, ts, v")
-    row = spark.sql(
-        f"SELECT count(*) AS n, sum(cast(xxhash64({columns}) AS DECIMAL(38, 0))) AS h FROM {sql_name}"
-    ).collect()[0]
-    return {"files": files, "rows": row.n, "checksum": str(row.h)}
+    return {"files": files, **checksum(spark, sql_name, table)}
+
+
+def rewrite_with_concurrent_delete(spark, catalog: str, sql_name: str, task: dict, below: int) -> dict:
+    """The job's Hilbert rewrite of `task`, with a writer's delete of the rows `id < below`
+    committed between the rewrite's writing and its commit."""
+    t = task["table"]
+    before = snapshot(spark, sql_name, t["name"])
+    kept = checksum(spark, sql_name, t["name"], f"id >= {int(below)}")
+    table = icepack_job.load_table(spark, catalog, t)
+    params = icepack_job.parse_task(task)["parameters"]
+    where = icepack_job.rewrite_filter(spark.sparkContext._jvm, table, params)
+    deleted = []
+
+    def concurrent_delete() -> None:
+        deleted.append(checksum(spark, sql_name, t["name"], f"id < {int(below)}")["rows"])
+        spark.sql(f"DELETE FROM {sql_name} WHERE id < {int(below)}")
+
+    failure = None
+    try:
+        icepack_job.run_hilbert_rewrite(spark, table, params, where, before_commit=concurrent_delete)
+    except Exception as error:  # the job's own classification of what the job would report
+        failure = icepack_job.failure_payload(task["id"], error)
+    return {
+        "before": before,
+        "after": snapshot(spark, sql_name, t["name"]),
+        "failure": failure,
+        "deleted": deleted[0] if deleted else None,
+        "keptChecksum": kept["checksum"],
+        "leftBelow": checksum(spark, sql_name, t["name"], f"id < {int(below)}")["rows"],
+    }
+
+
+def hilbert_points(spark, points: list) -> dict:
+    cells = [(int(x), int(y)) for x, y in points]
+    row = spark.sql("SELECT " + ", ".join(icepack_job.hilbert_index_sql(str(x), str(y)) for x, y in cells)).collect()[0]
+    return {"sql": list(row), "python": [icepack_job.hilbert_index(x, y) for x, y in cells]}
 
 
 def reply(message: dict) -> None:
@@ -142,10 +200,18 @@ def main() -> int:
         for line in sys.stdin:
             if not line.strip():
                 break
-            task = json.loads(line)["task"]
+            message = json.loads(line)
+            if "hilbertPoints" in message:
+                reply(hilbert_points(spark, message["hilbertPoints"]))
+                continue
+            task = message["task"]
             t = task["table"]
             sql_name = table_sql_name(args.catalog_name, t["namespace"], t["name"])
             try:
+                if "concurrentDelete" in message:
+                    below = message["concurrentDelete"]
+                    reply(rewrite_with_concurrent_delete(spark, args.catalog_name, sql_name, task, below))
+                    continue
                 before = snapshot(spark, sql_name, t["name"])
                 table = icepack_job.load_table(spark, args.catalog_name, t)
                 result = icepack_job.run_rewrite(spark, table, icepack_job.parse_task(task), None)
