@@ -27,6 +27,8 @@ export type {
   ServiceAccountAccess,
   ServiceAccountTokenOptions,
 } from './k8s-real/control-plane.ts';
+export { chartServiceAccess, writeKubeConfig } from './k8s-real/chart-access.ts';
+export type { ChartAccess, ChartAccessOptions, ChartService } from './k8s-real/chart-access.ts';
 export { startKubeletStandin } from './k8s-real/kubelet-standin.ts';
 export { startSecondApiServer } from './k8s-real/second-api-server.ts';
 export type { SecondApiServer } from './k8s-real/second-api-server.ts';
