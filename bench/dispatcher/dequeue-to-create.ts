@@ -11,14 +11,12 @@
 // quota read (the watch-fed ResourceQuota cache; a list until the watch has synced), sizing,
 // quota claim, `started` event (in-memory sink: Kafka is left out) and its Redis record,
 // SparkApplication create. The run is not followed: the runner returns once it is created.
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { Writable } from 'node:stream';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { kubeConfigFor } from '@icepack/test/k8s';
-import { adminKubeConfig, infraEnv } from '@icepack/test';
+import { adminKubeConfig } from '@icepack/test';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
   BULLMQ_PREFIX,
@@ -37,7 +35,7 @@ import {
   type RunOutcome,
   type RunRequest,
 } from '@icepack/dispatcher/testing';
-import { machine } from '../iceberg/machine.ts';
+import { controlPlanePid, machineBlock, processCpuMs } from './api-server.ts';
 
 const total = Number(process.argv[2] ?? 1_000);
 const catalogs = Number(process.argv[3] ?? 10);
@@ -74,18 +72,21 @@ interface ApiServer {
   readonly stop: () => void;
 }
 
-function pidOf(component: string): number {
-  const file = resolve(infraEnv().runDir, 'k8s', `${component}.pid`);
-  return Number(readFileSync(file, 'utf8').trim());
-}
-
 async function startApi(): Promise<ApiServer> {
   if (api === 'real') {
-    const operator = pidOf('spark-operator');
+    const operator = controlPlanePid('spark-operator');
     process.kill(operator, 'SIGSTOP');
+    // The operator is shared with every test on this control plane: resumed however this ends.
+    process.once('exit', () => {
+      try {
+        process.kill(operator, 'SIGCONT');
+      } catch {
+        // Gone meanwhile.
+      }
+    });
     return {
       kc: adminKubeConfig(),
-      pid: pidOf('kube-apiserver'),
+      pid: controlPlanePid('kube-apiserver'),
       stop: () => process.kill(operator, 'SIGCONT'),
     };
   }
@@ -101,18 +102,7 @@ async function startApi(): Promise<ApiServer> {
 }
 
 const apiServer = await startApi();
-/** CPU time (user + system) of the API server process so far, from /proc (Linux). */
-function apiCpuMs(): number {
-  try {
-    const fields = readFileSync(`/proc/${String(apiServer.pid)}/stat`, 'utf8')
-      .split(') ')[1]
-      ?.split(' ');
-    // utime and stime, fields 14 and 15 of stat: in clock ticks (100 per second on Linux).
-    return (Number(fields?.[11]) + Number(fields?.[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
+const apiCpuMs = (): number => processCpuMs(apiServer.pid);
 const kc = apiServer.kc;
 const core = kc.makeApiClient(CoreV1Api);
 const redis = createRedisConnection(redisUrl, { role: 'worker', logger }).redis;
@@ -204,12 +194,7 @@ console.log(
   [
     `# dispatcher: dequeue → SparkApplication created (${api} API server)`,
     '',
-    '```',
-    machine(),
-    `load average (1/5/15 min) at the end: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' / ')}`,
-    '```',
+    ...machineBlock(),
     '',
     `tasks ${String(total)} across ${String(catalogs)} catalogs, ${String(slots)} slots each (global concurrency), ${String(apps)} SparkApplications created in ${String(wall)} ms`,
     '',

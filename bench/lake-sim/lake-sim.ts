@@ -6,15 +6,15 @@ import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { computeTableState, localPath, ManifestCache, RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
-import { ServiceProcess } from '@icepack/runtime/testing';
-import { infraEnv, PrivateStack, TaskEventLog } from '@icepack/test';
+import type { ServiceProcess } from '@icepack/runtime/testing';
+import { infraEnv, PrivateStack, startService, TaskEventLog, type Service } from '@icepack/test';
 import {
   BULLMQ_PREFIX,
   createEnvelope,
@@ -41,9 +41,7 @@ import type {
   WriterTotals,
 } from './domain/result.ts';
 
-type Service = 'provisioner' | 'metadata-scanner' | 'planner' | 'dispatcher';
 const SERVICES: readonly Service[] = ['provisioner', 'metadata-scanner', 'planner', 'dispatcher'];
-const repoRoot = join(import.meta.dirname, '..', '..');
 const NAMESPACE = 'lake';
 /** The resource group the services run tasks in: the local stack's (one slot, 1+1 cores). */
 const SPARK = { driverCores: 1, executorCores: 1, maxExecutors: 1 };
@@ -261,37 +259,17 @@ async function startServices(
   catalog: string,
   running: Map<Service, ServiceProcess>,
 ): Promise<TaskEventLog> {
-  const env = infraEnv();
-  await writeFile(
-    join(stack.runDir, 'bootstrap.yaml'),
-    [
-      'catalogs:',
-      `  - {name: ${catalog}, type: rest, uri: '${stack.catalogUri}'}`,
-      'groups:',
-      `  - name: ${catalog}`,
-      `    catalog: ${catalog}`,
-      "    cpu: '2'",
-      '    memory: 4Gi',
-      '    slots: 1',
-      `    spark: {driverCores: ${String(SPARK.driverCores)}, driverMemory: 1g, executorCores: ${String(SPARK.executorCores)}, executorMemory: 1g, maxExecutors: ${String(SPARK.maxExecutors)}}`,
-      '',
-    ].join('\n'),
-  );
-  const common = {
-    ICEPACK_LOG_LEVEL: 'info',
-    ICEPACK_KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-    ICEPACK_REDIS_URL: stack.redisUrl,
-    ICEPACK_API_TOKEN: randomBytes(24).toString('hex'),
-    ICEPACK_CACHE: env.cacheDir,
-    ICEPACK_RUN: stack.runDir,
-    ICEPACK_SPARK_JARS: env.sparkJars,
-    // The simulator's catalog keeps its tables on this machine's disk, as the local stack does.
-    ICEPACK_LOCAL_CATALOGS: '*',
-  };
+  await stack.writeBootstrap(catalog, {
+    cpu: '2',
+    memory: '4Gi',
+    slots: 1,
+    spark: { ...SPARK, driverMemory: '1g', executorMemory: '1g' },
+  });
+  const token = randomBytes(24).toString('hex');
   const extra: Record<Service, Record<string, string>> = {
     provisioner: {
       ICEPACK_PROVISIONER_MODE: 'local',
-      ICEPACK_BOOTSTRAP_FILE: join(stack.runDir, 'bootstrap.yaml'),
+      ICEPACK_BOOTSTRAP_FILE: stack.bootstrapFile,
       ICEPACK_LOCAL_CPU: '2',
       ICEPACK_LOCAL_MEMORY: '8Gi',
     },
@@ -300,13 +278,13 @@ async function startServices(
     dispatcher: { ICEPACK_DISPATCHER_STATE_DIR: join(stack.runDir, 'dispatcher') },
   };
   const start = async (service: Service) => {
-    const process = await ServiceProcess.start({
-      entry: join(repoRoot, 'services', service, 'src', 'main.ts'),
-      env: { ...common, ...extra[service], ICEPACK_SERVICE_NAME: service },
-      startTimeoutMs: 120_000,
-    });
-    running.set(service, process);
-    await process.waitForReadyz((r) => r.status === 200, 180_000);
+    const env = {
+      ...stack.serviceEnv(service, token),
+      // The simulator's catalog keeps its tables on this machine's disk, as the local stack does.
+      ICEPACK_LOCAL_CATALOGS: '*',
+      ...extra[service],
+    };
+    await startService(service, env, running, 180_000);
   };
   // The provisioner creates the topics; the others start once they exist.
   await start(SERVICES[0]!);

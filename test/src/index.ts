@@ -27,6 +27,8 @@ export type {
   ServiceAccountAccess,
   ServiceAccountTokenOptions,
 } from './k8s-real/control-plane.ts';
+export { chartServiceAccess, writeKubeConfig } from './k8s-real/chart-access.ts';
+export type { ChartAccess, ChartAccessOptions, ChartService } from './k8s-real/chart-access.ts';
 export { startKubeletStandin } from './k8s-real/kubelet-standin.ts';
 export { startSecondApiServer } from './k8s-real/second-api-server.ts';
 export type { SecondApiServer } from './k8s-real/second-api-server.ts';
@@ -36,7 +38,8 @@ export type {
   KubeletStandinOptions,
 } from './k8s-real/kubelet-standin.ts';
 export type { DriverCommand } from './k8s-real/driver-command.ts';
-export { PrivateStack, StackScriptError } from './e2e/private-stack.ts';
+export { PrivateStack, StackScriptError, startService } from './e2e/private-stack.ts';
+export type { BootstrapGroup, Service } from './e2e/private-stack.ts';
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
 export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';

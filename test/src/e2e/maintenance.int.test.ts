@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RestCatalog } from '@icepack/iceberg';
 import type { Snapshot } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
-import { ServiceProcess } from '@icepack/runtime/testing';
+import type { ServiceProcess } from '@icepack/runtime/testing';
 import {
   BULLMQ_PREFIX,
   createEnvelope,
@@ -24,7 +24,7 @@ import { tableTruth } from '../fixtures/table-truth.ts';
 import { infraEnv } from '../infra/env.ts';
 import { OtlpReceiver } from './otlp-receiver.ts';
 import type { ReceivedSpan } from './otlp-receiver.ts';
-import { PrivateStack } from './private-stack.ts';
+import { PrivateStack, startService, type Service } from './private-stack.ts';
 import { TaskEventLog, until } from './task-event-log.ts';
 
 // The whole system: the four services as their own processes on a Redis, Kafka and REST
@@ -33,14 +33,18 @@ import { TaskEventLog, until } from './task-event-log.ts';
 // an OTLP receiver collecting every span. One system start is shared by every step below,
 // in order: Spark is slow on two cores.
 
-type Service = 'provisioner' | 'metadata-scanner' | 'planner' | 'dispatcher';
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-const entry = (service: Service) => join(repoRoot, 'services', service, 'src', 'main.ts');
-
 const catalog = `e2e${randomBytes(4).toString('hex')}`;
 const token = randomBytes(24).toString('hex');
 const keys = [FixtureKey.manySnapshots, FixtureKey.morPositionDeletes, FixtureKey.sorted] as const;
 const MINUTE = 60_000;
+/** One small Spark job at a time: the machine has two cores. */
+const SPARK = {
+  driverCores: 1,
+  driverMemory: '1g',
+  executorCores: 1,
+  executorMemory: '1g',
+  maxExecutors: 1,
+};
 
 let stack: PrivateStack;
 let otlp: OtlpReceiver;
@@ -53,17 +57,9 @@ const running = new Map<Service, ServiceProcess>();
 const before = new Map<string, TableTruth>();
 
 function serviceEnv(service: Service): Record<string, string> {
-  const env = infraEnv();
   const common = {
-    ICEPACK_SERVICE_NAME: service,
-    ICEPACK_LOG_LEVEL: 'info',
-    ICEPACK_KAFKA_BROKERS: stack.kafkaBrokers.join(','),
-    ICEPACK_REDIS_URL: stack.redisUrl,
-    ICEPACK_API_TOKEN: token,
+    ...stack.serviceEnv(service, token),
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
-    ICEPACK_CACHE: env.cacheDir,
-    ICEPACK_RUN: stack.runDir,
-    ICEPACK_SPARK_JARS: env.sparkJars,
     // The private catalog's tables are on this machine's disk, as in the local stack.
     ICEPACK_LOCAL_CATALOGS: catalog,
   };
@@ -72,7 +68,7 @@ function serviceEnv(service: Service): Record<string, string> {
       return {
         ...common,
         ICEPACK_PROVISIONER_MODE: 'local',
-        ICEPACK_BOOTSTRAP_FILE: join(stack.runDir, 'bootstrap.yaml'),
+        ICEPACK_BOOTSTRAP_FILE: stack.bootstrapFile,
         ICEPACK_LOCAL_CPU: '2',
         ICEPACK_LOCAL_MEMORY: '8Gi',
       };
@@ -111,16 +107,8 @@ function serviceEnv(service: Service): Record<string, string> {
   }
 }
 
-async function start(service: Service): Promise<ServiceProcess> {
-  const process = await ServiceProcess.start({
-    entry: entry(service),
-    env: serviceEnv(service),
-    startTimeoutMs: 60_000,
-  });
-  running.set(service, process);
-  await process.waitForReadyz((r) => r.status === 200, 2 * MINUTE);
-  return process;
-}
+const start = (service: Service): Promise<ServiceProcess> =>
+  startService(service, serviceEnv(service), running);
 
 function describeSystem(): string {
   return [
@@ -344,21 +332,12 @@ beforeAll(async () => {
   for (const key of keys) before.set(key, fixtureTruth(ground, key));
 
   // The catalog and its group come from the provisioner's bootstrap file, as in production.
-  await writeFile(
-    join(stack.runDir, 'bootstrap.yaml'),
-    [
-      'catalogs:',
-      `  - {name: ${catalog}, type: rest, uri: '${stack.catalogUri}'}`,
-      'groups:',
-      `  - name: ${catalog}`,
-      `    catalog: ${catalog}`,
-      "    cpu: '2'",
-      '    memory: 4Gi',
-      '    slots: 1',
-      '    spark: {driverCores: 1, driverMemory: 1g, executorCores: 1, executorMemory: 1g, maxExecutors: 1}',
-      '',
-    ].join('\n'),
-  );
+  await stack.writeBootstrap(catalog, {
+    cpu: '2',
+    memory: '4Gi',
+    slots: 1,
+    spark: SPARK,
+  });
   // The provisioner creates the topics; the others start once they exist.
   await start('provisioner');
   log = await TaskEventLog.start(stack.kafkaBrokers);

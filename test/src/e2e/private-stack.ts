@@ -1,8 +1,23 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ServiceProcess } from '@icepack/runtime/testing';
+import { infraEnv } from '../infra/env.ts';
 import { freePort } from '../infra/free-port.ts';
 import { runLocalScript } from '../infra/local-script.ts';
+
+/** The four services, as their directories under services/ name them. */
+export type Service = 'provisioner' | 'metadata-scanner' | 'planner' | 'dispatcher';
+
+/** A group of the provisioner's bootstrap file, beyond its name and catalog. */
+export interface BootstrapGroup {
+  readonly cpu: string;
+  readonly memory: string;
+  readonly slots: number;
+  readonly spark: Readonly<Record<string, string | number>>;
+}
+
+const repoRoot = join(import.meta.dirname, '..', '..', '..');
 
 /** A deploy/local script failed; the message carries its output. */
 export class StackScriptError extends Error {
@@ -22,6 +37,8 @@ export class PrivateStack {
   readonly redisUrl: string;
   readonly kafkaBrokers: readonly string[];
   readonly catalogUri: string;
+  /** Where {@link writeBootstrap} writes (`ICEPACK_BOOTSTRAP_FILE`). */
+  readonly bootstrapFile: string;
 
   private constructor(runDir: string, ports: Record<string, number>) {
     this.runDir = runDir;
@@ -36,6 +53,7 @@ export class PrivateStack {
     this.redisUrl = `redis://127.0.0.1:${String(ports.redis)}`;
     this.kafkaBrokers = [`127.0.0.1:${String(ports.kafka)}`];
     this.catalogUri = `http://127.0.0.1:${String(ports.catalog)}`;
+    this.bootstrapFile = join(runDir, 'bootstrap.yaml');
   }
 
   static async start(): Promise<PrivateStack> {
@@ -61,7 +79,58 @@ export class PrivateStack {
     return output;
   }
 
+  /**
+   * What every service on this stack is given: its Kafka, Redis and state directory, the
+   * shared caches (Spark venv and jars), the API token; the caller adds each service's own.
+   */
+  serviceEnv(service: Service, apiToken: string): Record<string, string> {
+    const env = infraEnv();
+    return {
+      ICEPACK_SERVICE_NAME: service,
+      ICEPACK_LOG_LEVEL: 'info',
+      ICEPACK_KAFKA_BROKERS: this.kafkaBrokers.join(','),
+      ICEPACK_REDIS_URL: this.redisUrl,
+      ICEPACK_API_TOKEN: apiToken,
+      ICEPACK_CACHE: env.cacheDir,
+      ICEPACK_RUN: this.runDir,
+      ICEPACK_SPARK_JARS: env.sparkJars,
+    };
+  }
+
+  /**
+   * Writes the provisioner's bootstrap file — this stack's catalog as `catalog` and one group
+   * of the same name for it — at {@link bootstrapFile}.
+   */
+  async writeBootstrap(catalog: string, group: BootstrapGroup): Promise<void> {
+    // JSON is YAML.
+    const bootstrap = {
+      catalogs: [{ name: catalog, type: 'rest', uri: this.catalogUri }],
+      groups: [{ name: catalog, catalog, ...group }],
+    };
+    await writeFile(this.bootstrapFile, `${JSON.stringify(bootstrap, null, 2)}\n`);
+  }
+
   stop(): Promise<string> {
     return this.script('infra.sh', 'down', 'redis', 'kafka', 'catalog');
   }
+}
+
+/**
+ * Starts a service as its own process (its src/main.ts), puts it in `running` (so that the
+ * caller stops it even when it never gets ready) and waits until its /readyz is 200.
+ */
+export async function startService(
+  service: Service,
+  env: Record<string, string>,
+  running: Map<Service, ServiceProcess>,
+  timeoutMs = 120_000,
+): Promise<ServiceProcess> {
+  const process = await ServiceProcess.start({
+    entry: join(repoRoot, 'services', service, 'src', 'main.ts'),
+    env,
+    startTimeoutMs: timeoutMs,
+  });
+  running.set(service, process);
+  await process.waitForReadyz((r) => r.status === 200, timeoutMs);
+  return process;
 }

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { adminKubeConfig, serviceAccountKubeConfig } from '@icepack/test';
-import type { KubeEnv } from '@icepack/test';
-import { ofKind, renderChart } from '@icepack/test/deploy';
+import { adminKubeConfig, chartServiceAccess } from '@icepack/test';
+import type { ChartAccess, KubeEnv } from '@icepack/test';
 import {
   ApiException,
   CoreV1Api,
   RbacAuthorizationV1Api,
   type KubeConfig,
-  type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { ICEPACK_SELECTOR, INSTALLATION_ANNOTATION } from '../domain/kube-objects.ts';
@@ -46,53 +44,19 @@ export async function refusal(call: Promise<unknown>): Promise<string> {
   throw new Error('the call was not refused');
 }
 
-export interface ProvisionerAccess {
-  /** Authenticates as the provisioner's ServiceAccount: the chart's ClusterRole, nothing else. */
-  readonly kubeConfig: KubeConfig;
-  /** Name the rendered ClusterRole was created under (unique per test run). */
-  readonly clusterRole: string;
-  /** Removes the ClusterRole, its binding and the ServiceAccount's namespace. */
-  cleanup(): Promise<void>;
-}
+export type ProvisionerAccess = ChartAccess;
 
 /**
- * The provisioner's rights exactly as the chart grants them: `helm template` renders the chart
- * (`scenario` = deploy/checks/values/<name>.yaml, `default` for none), its provisioner
- * ClusterRole is created on the real API server under a unique name, and a ServiceAccount
- * token (TokenRequest) is bound to it alone. A right the code needs and the chart lacks is a
- * 403 in the test; so is one a test proves the provisioner must not have.
+ * The provisioner's rights exactly as the chart grants them (`scenario` =
+ * deploy/checks/values/<name>.yaml, `default` for none): its ClusterRole, bound cluster-wide,
+ * and a ServiceAccount token bound to it alone (see `chartServiceAccess`).
  */
-export async function chartProvisionerAccess(
+export function chartProvisionerAccess(
   admin: KubeConfig,
   suffix: string,
   scenario = 'default',
 ): Promise<ProvisionerAccess> {
-  const rendered = ofKind(renderChart(scenario), 'ClusterRole').find(
-    (role) => role.metadata.name === 'icepack-provisioner',
-  );
-  if (rendered === undefined)
-    throw new Error(`the chart (${scenario}) renders no provisioner ClusterRole`);
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  const core = admin.makeApiClient(CoreV1Api);
-  const clusterRole = `icepack-provisioner-${suffix}`;
-  await rbac.createClusterRole({
-    body: { metadata: { name: clusterRole }, rules: rendered.rules as V1PolicyRule[] },
-  });
-  const namespace = `provisioner-sa-${suffix}`;
-  const access = await serviceAccountKubeConfig(admin, {
-    namespace,
-    name: 'icepack-provisioner',
-    roles: [{ kind: 'ClusterRole', name: clusterRole }],
-  });
-  return {
-    kubeConfig: access.kubeConfig,
-    clusterRole,
-    async cleanup() {
-      await access.cleanup();
-      await statusOf(rbac.deleteClusterRole({ name: clusterRole }));
-      await statusOf(core.deleteNamespace({ name: namespace }));
-    },
-  };
+  return chartServiceAccess(admin, 'provisioner', { suffix, scenario });
 }
 
 /**

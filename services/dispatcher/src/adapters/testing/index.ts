@@ -6,3 +6,4 @@ export { TaskWorker } from '../task-worker.ts';
 export { testBinding } from './test-binding.ts';
 export { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
 export type { RunOutcome, RunRequest } from '../../runners/spark-runner.ts';
+export { applicationShapes } from './application-shapes.ts';

@@ -1,19 +1,12 @@
-import {
-  ApiException,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-  type V1PolicyRule,
-} from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
   adminKubeConfig,
-  serviceAccountKubeConfig,
+  chartServiceAccess,
   startKubeletStandin,
   type KubeEnv,
   type KubeletStandin,
   type ServiceAccountAccess,
 } from '@icepack/test';
-import { ofKind, renderChart } from '@icepack/test/deploy';
 import { parseResourceGroup, type Binding, type Catalog } from '@icepack/types';
 // The provisioner's own Kubernetes adapter makes the group's namespace and objects, so the runs
 // land where production runs land.
@@ -55,35 +48,12 @@ async function ignoreMissing(call: Promise<unknown>): Promise<void> {
  * `rbac.dispatcher.namespaces` form), and a ServiceAccount token bound to it alone.
  * `cleanup()` also removes the role and the account's namespace.
  */
-export async function chartDispatcherAccess(
+export function chartDispatcherAccess(
   admin: KubeConfig,
   namespace: string,
   suffix: string,
 ): Promise<ServiceAccountAccess> {
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  const core = admin.makeApiClient(CoreV1Api);
-  const rendered = ofKind(renderChart('default'), 'ClusterRole').find(
-    (role) => role.metadata.name === 'icepack-dispatcher',
-  );
-  if (rendered === undefined) throw new Error('the chart renders no dispatcher ClusterRole');
-  const clusterRole = `icepack-dispatcher-${suffix}`;
-  await rbac.createClusterRole({
-    body: { metadata: { name: clusterRole }, rules: rendered.rules as V1PolicyRule[] },
-  });
-  const accountNamespace = `dispatcher-sa-${suffix}`;
-  const access = await serviceAccountKubeConfig(admin, {
-    namespace: accountNamespace,
-    name: 'icepack-dispatcher',
-    roles: [{ kind: 'ClusterRole', name: clusterRole, namespace }],
-  });
-  return {
-    ...access,
-    async cleanup() {
-      await access.cleanup();
-      await ignoreMissing(rbac.deleteClusterRole({ name: clusterRole }));
-      await ignoreMissing(core.deleteNamespace({ name: accountNamespace }));
-    },
-  };
+  return chartServiceAccess(admin, 'dispatcher', { suffix, namespace });
 }
 
 /**
