@@ -7,15 +7,21 @@ import { createNamespace, createTable } from '@icepack/metadata-scanner/testing'
 const repo = resolve(import.meta.dirname, '..', '..');
 
 /**
+ * The state dir of a bench catalog. In RAM when possible: the catalog's SQLite file and
+ * metadata files make creating 10 000 tables take many minutes on a disk.
+ */
+export function benchRunDir(name: string): string {
+  return existsSync('/dev/shm') ? `/dev/shm/${name}` : join(homedir(), '.local', 'state', name);
+}
+
+/**
  * A REST catalog of its own for the benchmark (10 000 tables would slow down every test
  * that walks the shared one): deploy/local/catalog.sh with another port and state dir.
  */
-export function startBenchCatalog(port: number): string {
-  // In RAM when possible: the catalog's SQLite file and metadata files make creating
-  // 10 000 tables take many minutes on a disk.
-  const run = existsSync('/dev/shm')
-    ? '/dev/shm/icepack-bench-scanner'
-    : join(homedir(), '.local', 'state', 'icepack-bench-scanner');
+export function startBenchCatalog(
+  port: number,
+  run = benchRunDir('icepack-bench-scanner'),
+): string {
   const result = spawnSync('bash', [join(repo, 'deploy', 'local', 'catalog.sh'), 'up'], {
     env: { ...process.env, ICEPACK_CATALOG_PORT: String(port), ICEPACK_RUN: run },
     encoding: 'utf8',
@@ -46,15 +52,23 @@ export async function ensureTables(
     const namespace = ['bench', `ns${String(n).padStart(3, '0')}`];
     if ((await tableCount(uri, namespace)) >= perNamespace) continue;
     await createNamespace(uri, namespace);
-    let next = 0;
-    const worker = async () => {
-      while (next < perNamespace) {
-        const i = next++;
-        await createTable(uri, namespace, `t${String(i).padStart(4, '0')}`);
-        created++;
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    await inPool(perNamespace, concurrency, async (name) => {
+      await createTable(uri, namespace, name);
+      created++;
+    });
   }
   return created;
+}
+
+/** `make(tNNNN)` for tables 0 … count-1, `concurrency` at a time (the catalog serves in parallel). */
+export async function inPool(
+  count: number,
+  concurrency: number,
+  make: (name: string) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await make(`t${String(next++).padStart(4, '0')}`);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }

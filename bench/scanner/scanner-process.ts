@@ -13,8 +13,12 @@ export class BenchScanner {
     this.child = child;
   }
 
-  static async start(env: Record<string, string>): Promise<BenchScanner> {
-    const child = spawn(process.execPath, [scannerEntry], {
+  /** `entry`: another checkout's scanner (`BENCH_SCANNER_ENTRY`), to compare before/after. */
+  static async start(
+    env: Record<string, string>,
+    entry = process.env.BENCH_SCANNER_ENTRY ?? scannerEntry,
+  ): Promise<BenchScanner> {
+    const child = spawn(process.execPath, [entry], {
       env: { ...process.env, ...env, ICEPACK_HTTP_PORT: '0', ICEPACK_HTTP_HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -42,6 +46,11 @@ export class BenchScanner {
     return Number(kb ?? 0) * 1024;
   }
 
+  /** User + system CPU time of the process so far, in seconds. */
+  cpuSeconds(): number {
+    return processCpuSeconds(this.child.pid!);
+  }
+
   async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
     const text = await (await fetch(`http://127.0.0.1:${this.port}/metrics`)).text();
     let total = 0;
@@ -59,6 +68,14 @@ export class BenchScanner {
     this.child.kill('SIGTERM');
     await exited;
   }
+}
+
+/** User + system CPU seconds of a process (Linux `/proc/<pid>/stat`, clock ticks of 1/100 s). */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 export async function until(

@@ -267,6 +267,19 @@ describe('RestCatalog', () => {
     expect(fake.requests.at(-1)!.headers['if-none-match']).toBe('"v7"');
   });
 
+  it('answers "unchanged" without an ETag when the metadata location is the one already known', async () => {
+    const c = catalog();
+    const id = { catalog: 'lake', namespace: ['a', 'x', 'deep'], name: 't2' };
+    const known = 's3://bucket/wh/t2/metadata/v7.metadata.json';
+    expect(await c.loadTable(id, { knownMetadataLocation: known })).toEqual({
+      status: 'unchanged',
+    });
+    const moved = await c.loadTable(id, {
+      knownMetadataLocation: 's3://bucket/wh/t2/metadata/v6.metadata.json',
+    });
+    expect(moved.status === 'loaded' && moved.table.metadataLocation).toBe(known);
+  });
+
   it("fetches a table's vended credentials again from its credentials endpoint", async () => {
     const credentials = await catalog().loadCredentials({
       catalog: 'lake',

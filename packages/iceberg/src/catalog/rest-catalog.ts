@@ -46,6 +46,13 @@ export type LoadTableOutcome =
 export interface LoadTableOptions {
   /** The ETag of the last load: a 304 answer yields `{ status: 'unchanged' }`. */
   readonly etag?: string;
+  /**
+   * The metadata location of the caller's last load: an answer naming the same file is the
+   * same metadata (metadata files are never rewritten), so it is neither parsed nor validated
+   * and yields `{ status: 'unchanged' }`. Servers without ETags (Iceberg's own REST server)
+   * would otherwise cost a full parse per unchanged re-scan, growing with every snapshot.
+   */
+  readonly knownMetadataLocation?: string;
   /** `all` (default on the server) or `refs`. */
   readonly snapshots?: 'all' | 'refs';
   readonly signal?: AbortSignal;
@@ -54,6 +61,22 @@ export interface LoadTableOptions {
 interface Page<T> {
   readonly items: T[];
   readonly next: string | undefined;
+}
+
+/**
+ * The `metadata-location` of a load-table answer, read with the native JSON parser (a string
+ * needs no exact integers); undefined when the body is not what it should be — the full parse
+ * then reports why.
+ */
+function metadataLocationOf(text: string): string | undefined {
+  try {
+    const location = (JSON.parse(text) as { 'metadata-location'?: unknown } | null)?.[
+      'metadata-location'
+    ];
+    return typeof location === 'string' ? location : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> =>
@@ -305,6 +328,12 @@ export class RestCatalog {
       ...(signal === undefined ? {} : { signal }),
     });
     if (response.status === 304) return { status: 'unchanged' };
+    if (
+      options.knownMetadataLocation !== undefined &&
+      metadataLocationOf(response.text) === options.knownMetadataLocation
+    ) {
+      return { status: 'unchanged' };
+    }
     let result: LoadTableResult;
     try {
       result = parseLoadTableResult(response.text);

@@ -112,6 +112,8 @@ export class TableScanner {
     try {
       outcome = await client.loadTable(table, {
         ...(previous?.etag === undefined ? {} : { etag: previous.etag }),
+        // Without an ETag, the unchanged location still spares parsing the whole metadata.
+        ...(previous === undefined ? {} : { knownMetadataLocation: previous.metadataLocation }),
       });
     } catch (error) {
       if (isIcebergError(error, 'not-found')) return this.#gone(table, logger);
