@@ -21,6 +21,11 @@ nessie_log="$ICEPACK_LOGS/oauth-catalog-nessie.log"
 kc_log="$ICEPACK_LOGS/oauth-catalog-keycloak.log"
 # The confidential client the tests use; its secret is made once per state directory.
 client_id=icepack-scanner
+# A second client with the same secret whose tokens live short_token_seconds: far shorter than
+# a Spark job, which must refresh its token to finish (local-runner-s3.int.test.ts). Keycloak
+# counts whole seconds (a 3 s token may be valid 2.1 s), hence Nessie's grace below.
+short_client_id=icepack-short-token
+short_token_seconds=3
 secret_file="$state/client-secret"
 realm=icepack
 catalog_uri="http://127.0.0.1:$ICEPACK_OAUTH_CATALOG_PORT/iceberg"
@@ -73,13 +78,16 @@ issuer_up() {
   curl -fsS -o /dev/null --max-time 5 "$issuer_uri/.well-known/openid-configuration"
 }
 
-# realm_json SECRET: one realm, one confidential client that may only use client credentials,
-# and the `catalog` scope that Iceberg clients ask for by default.
+# realm_json SECRET: one realm, confidential clients that may only use client credentials,
+# and the `catalog` scope that Iceberg clients ask for by default. Each token issued is a
+# CLIENT_LOGIN event, logged (start_keycloak) so a test can count a client's tokens.
 realm_json() {
   cat <<EOF
 {
   "realm": "$realm",
   "enabled": true,
+  "eventsEnabled": false,
+  "eventsListeners": ["jboss-logging"],
   "clientScopes": [
     { "name": "catalog", "protocol": "openid-connect",
       "attributes": { "include.in.token.scope": "true" } },
@@ -94,6 +102,12 @@ realm_json() {
       "clientAuthenticatorType": "client-secret", "secret": "$1",
       "serviceAccountsEnabled": true, "standardFlowEnabled": false,
       "directAccessGrantsEnabled": false,
+      "defaultClientScopes": ["basic"], "optionalClientScopes": ["catalog"] },
+    { "clientId": "$short_client_id", "enabled": true, "publicClient": false,
+      "clientAuthenticatorType": "client-secret", "secret": "$1",
+      "serviceAccountsEnabled": true, "standardFlowEnabled": false,
+      "directAccessGrantsEnabled": false,
+      "attributes": { "access.token.lifespan": "$short_token_seconds" },
       "defaultClientScopes": ["basic"], "optionalClientScopes": ["catalog"] }
   ]
 }
@@ -114,6 +128,7 @@ start_keycloak() {
     daemonize "$kc_pid" "$kc_log" "$kc_home/bin/kc.sh" start --optimized \
     --http-enabled=true --http-host=127.0.0.1 --http-port="$ICEPACK_OAUTH_ISSUER_PORT" \
     --http-management-port="$ICEPACK_OAUTH_ISSUER_MGMT_PORT" --hostname-strict=false \
+    --spi-events-listener--jboss-logging--success-level=info \
     --import-realm
 }
 
@@ -125,7 +140,9 @@ start_nessie() {
   record_port "$nessie_pid" "$ICEPACK_OAUTH_CATALOG_PORT"
   log "oauth-catalog: starting Nessie $ICEPACK_NESSIE_VERSION on $catalog_uri, tokens from $issuer_uri (log: $nessie_log)"
   # Every request needs a bearer token that the issuer signed (OIDC discovery, JWKS); there is
-  # no authorization on top (one client, full access). moto accepts any S3 key: the pair is
+  # no authorization on top (one client, full access). Two seconds of grace past a token's
+  # expiry, as for clock skew: Iceberg refreshes at 90% of the lifetime it was told, which a
+  # whole-second `exp` can undercut by a second. moto accepts any S3 key: the pair is
   # passed as a Nessie secret reference, as Nessie requires.
   daemonize "$nessie_pid" "$nessie_log" "$java" -Xms64m -Xmx512m -XX:+UseSerialGC \
     -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
@@ -146,6 +163,7 @@ start_nessie() {
     -Dquarkus.oidc.tenant-enabled=true \
     -Dquarkus.oidc.auth-server-url="$issuer_uri" \
     -Dquarkus.oidc.client-id=nessie \
+    -Dquarkus.oidc.token.lifespan-grace=2 \
     -jar "$nessie_jar"
 }
 

@@ -37,6 +37,9 @@ start_one() {
     # shellcheck source=/dev/null
     source "$ICEPACK_ROOT/deploy/local/icepack.env"
     set +a
+    # The demo on S3 (ICEPACK_DEMO_STORAGE=s3): the AWS SDK's keys for moto.
+    # shellcheck source=demo/storage.sh
+    source "$ICEPACK_ROOT/deploy/local/demo/storage.sh"
     export ICEPACK_SERVICE_NAME="$svc" ICEPACK_HTTP_PORT="$port"
     export ICEPACK_API_TOKEN_FILE="${ICEPACK_API_TOKEN_FILE:-$(ensure_api_token)}"
     # The dispatcher's local runner: spark-submit, the Iceberg runtime jar, and where it keeps

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Demo tables for `./dev up`: builds a few fixture tables (test/fixtures/generate.py) in the
-# local REST catalog when they are absent, so a fresh stack has work to do. Tables that
+# demo's REST catalog (the local one, or the one on S3 with ICEPACK_DEMO_STORAGE=s3) when they
+# are absent, so a fresh stack has work to do. Tables that
 # exist are left alone: Icepack may have compacted them already, and that is the point.
 #   tables.sh ensure    build them if any is missing (first run: ~2 minutes of Spark)
 #   tables.sh rebuild   drop and build them again (back to many small files and snapshots)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=storage.sh
+source "$(dirname "${BASH_SOURCE[0]}")/storage.sh"
 
-uri="http://127.0.0.1:$ICEPACK_CATALOG_PORT"
+uri="$demo_catalog_uri"
 out="$ICEPACK_RUN/demo/ground-truth.json"
+[[ $ICEPACK_DEMO_STORAGE == local ]] || out="$ICEPACK_RUN/demo/ground-truth-$ICEPACK_DEMO_STORAGE.json"
 # Small files in two layouts, position deletes, many snapshots with a tag, a sort order.
 keys=(partitioned-small-files unpartitioned-small-files mor-position-deletes many-snapshots sorted)
 # REST paths of the same tables (namespace levels joined by %1F), to see whether they exist.
@@ -23,11 +27,13 @@ present() {
 }
 
 build() {
+  local p props=()
+  for p in "${demo_catalog_properties[@]}"; do props+=(--catalog-property "$p"); done
   eval "$(bash "$ICEPACK_ROOT/deploy/local/spark.sh" env)"
   mkdir -p "$(dirname "$out")"
   log "demo: building the demo tables in $uri (Spark, about 2 minutes; log: $ICEPACK_LOGS/demo-tables.log)"
   "$ICEPACK_PYTHON" "$ICEPACK_ROOT/test/fixtures/generate.py" --catalog-uri "$uri" \
-    --catalog-name demo --out "$out" --only "${keys[@]}" >>"$ICEPACK_LOGS/demo-tables.log" 2>&1 \
+    --catalog-name demo "${props[@]}" --out "$out" --only "${keys[@]}" >>"$ICEPACK_LOGS/demo-tables.log" 2>&1 \
     || die "demo tables could not be built (log: $ICEPACK_LOGS/demo-tables.log)"
   log "demo: tables ready (their ground truth: $out)"
 }

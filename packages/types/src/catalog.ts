@@ -77,11 +77,23 @@ export function catalogSparkConf(
     [`${prefix}.uri`]: catalog.uri,
   };
   if (catalog.warehouse !== undefined) conf[`${prefix}.warehouse`] = catalog.warehouse;
+  // Ask for vended storage credentials, as Icepack's own client does (`vendedCredentials`):
+  // the job then reaches storage like the scanner and the figures read — with what the
+  // catalog vends, else the S3 keys of its environment — and not through a catalog's remote
+  // signing (Nessie's default without it), whose signer asks for an OAuth2 scope of its own
+  // (ADR 0037). A catalog's properties may override.
+  conf[`${prefix}.header.X-Iceberg-Access-Delegation`] = 'vended-credentials';
   if (catalog.auth.type === CatalogAuthType.oauth2) {
     if (catalog.auth.serverUri !== undefined) {
       conf[`${prefix}.oauth2-server-uri`] = catalog.auth.serverUri;
     }
     if (catalog.auth.scope !== undefined) conf[`${prefix}.scope`] = catalog.auth.scope;
+    // A job outlives its first token: Iceberg refreshes it before it expires (its default,
+    // stated so the conf shows it). Refresh asks for a new client-credentials token, not an
+    // RFC 8693 exchange of the old one, which Iceberg tries by default and issuers such as
+    // Keycloak refuse without extra setup (ADR 0037). A catalog's properties may override.
+    conf[`${prefix}.token-refresh-enabled`] = 'true';
+    conf[`${prefix}.token-exchange-enabled`] = 'false';
   }
   for (const [key, value] of Object.entries(catalog.properties)) conf[`${prefix}.${key}`] = value;
   return conf;

@@ -88,6 +88,11 @@ def main() -> int:
     args = parser.parse_args()
     first = args.target[0][0]
     properties = dict(p.split("=", 1) for p in args.catalog_property)
+    # A catalog that requires OAuth2: its credential comes from the environment, as the job's
+    # does (ICEPACK_CATALOG_CREDENTIAL), never the argv.
+    credential = os.environ.get("ICEPACK_CATALOG_CREDENTIAL")
+    if credential:
+        properties["credential"] = credential
     spark = build_session(
         CatalogOptions(args.catalog_uri, first, properties=properties), "icepack-dispatcher-tables"
     )

@@ -50,6 +50,11 @@ export interface OAuthCatalogEnv {
   readonly clientId: string;
   /** File with its secret, made when the state directory is new (`$ICEPACK_RUN/oauth-catalog/client-secret`). */
   readonly clientSecretFile: string;
+  /** A second client, same secret, whose tokens live `shortTokenSeconds`: shorter than any Spark job. */
+  readonly shortTokenClientId: string;
+  readonly shortTokenSeconds: number;
+  /** Keycloak's log: one `type="CLIENT_LOGIN"` line per token issued (`oauth-catalog.sh`). */
+  readonly issuerLog: string;
 }
 
 /** Where the local Kubernetes control plane listens, as `deploy/local/k8s.sh` starts it. */
@@ -89,6 +94,9 @@ export function infraEnv(env: NodeJS.ProcessEnv = process.env): InfraEnv {
       tokenUri: `http://127.0.0.1:${env.ICEPACK_OAUTH_ISSUER_PORT ?? '18185'}/realms/icepack/protocol/openid-connect/token`,
       clientId: 'icepack-scanner',
       clientSecretFile: join(runDir, 'oauth-catalog', 'client-secret'),
+      shortTokenClientId: 'icepack-short-token',
+      shortTokenSeconds: 3,
+      issuerLog: join(env.ICEPACK_LOGS ?? join(runDir, 'logs'), 'oauth-catalog-keycloak.log'),
     },
     cacheDir,
     runDir,

@@ -20,14 +20,18 @@ describe('jobSparkConf', () => {
     },
   };
 
-  it('gives the job its catalog with every property, the OAuth2 scope, and no credential', () => {
+  it('gives the job its catalog with every property, the OAuth2 scope and refresh, and no credential', () => {
     const conf = jobSparkConf(catalog, {});
     expect(conf).toEqual({
       'spark.sql.catalog.lake': 'org.apache.iceberg.spark.SparkCatalog',
       'spark.sql.catalog.lake.type': 'rest',
       'spark.sql.catalog.lake.uri': 'http://catalog:8181',
       'spark.sql.catalog.lake.warehouse': 's3://bucket/wh',
+      'spark.sql.catalog.lake.header.X-Iceberg-Access-Delegation': 'vended-credentials',
       'spark.sql.catalog.lake.scope': 'catalog',
+      // Refreshed by a new client-credentials token (ADR 0037).
+      'spark.sql.catalog.lake.token-refresh-enabled': 'true',
+      'spark.sql.catalog.lake.token-exchange-enabled': 'false',
       'spark.sql.catalog.lake.s3.endpoint': 'http://s3:9000',
       'spark.sql.catalog.lake.s3.path-style-access': 'true',
       'spark.sql.catalog.lake.client.region': 'eu-west-1',

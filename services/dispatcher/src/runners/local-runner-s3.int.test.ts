@@ -1,8 +1,11 @@
-// A merge on a table whose files live on S3, in a catalog that requires OAuth2 client
-// credentials, dispatched by the task worker and run for real by the local runner (issue 20;
-// issue 14's "the local runner passes no catalog auth/props to the Spark job"). The job must
-// get the catalog's properties (S3 endpoint, path style, region) and its credential, and no
-// secret may show in the spark-submit argv, the run's files or the task events.
+// A merge on a table whose files live on S3, in a real catalog that requires OAuth2 client
+// credentials — Nessie's Iceberg REST API, tokens from Keycloak (deploy/local/oauth-catalog.sh,
+// ADR 0030) — dispatched by the task worker and run for real by the local runner (issue 20
+// point 2; issue 14's "the local runner passes no catalog auth/props to the Spark job"). The
+// job must get the catalog's properties (S3 endpoint, path style, region, token endpoint) and
+// its credential, fetch its own tokens and refresh them (the client's tokens live 3 s, far
+// less than the job: ADR 0037), and no secret may show in the spark-submit argv, the run's
+// files or the task events.
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -10,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
-import { runLocalScript, startOAuth2CatalogProxy, type OAuth2CatalogProxy } from '@icepack/test';
+import { runLocalScript } from '@icepack/test';
 import { catalogSchema, queueNameForCatalog, type TaskEvent } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -26,20 +29,20 @@ import { testBinding } from '../adapters/testing/test-binding.ts';
 import { DEFAULT_JOB_FILE, LocalRunner } from './local-runner.ts';
 
 const infra = inject('infra');
+const oauth = infra.oauthCatalog;
 const suffix = randomBytes(3).toString('hex');
 const catalogName = `s3disp${suffix}`;
 const prefix = `s3_${suffix}`;
 const KEY = 'unpartitioned-small-files';
 const logger = createLogger({ service: 's3-dispatch-test', level: 'warn' });
 
-// The secrets of this run: the OAuth2 client secret (resolved by the dispatcher from its
-// ICEPACK_SECRET_* variable) and static S3 keys (the AWS SDK's default chain, from the
-// dispatcher's environment). moto accepts any key.
-const clientSecret = randomBytes(18).toString('hex');
+// The secrets of this run: the OAuth2 client secret (Keycloak's, from the state directory;
+// resolved by the dispatcher from its ICEPACK_SECRET_* variable) and static S3 keys (the AWS
+// SDK's default chain, from the dispatcher's environment; moto accepts any key). Nessie is
+// asked for no vended credentials it could hand out (ADR 0037).
 const secretVariable = `ICEPACK_SECRET_S3DISP_${suffix.toUpperCase()}`;
 const accessKeyId = `AKIA${randomBytes(8).toString('hex').toUpperCase()}`;
 const secretAccessKey = randomBytes(20).toString('hex');
-const secrets = [clientSecret, accessKeyId, secretAccessKey];
 // The dispatcher's own secret, in its environment as the chart gives it: never the job's.
 const redisPassword = randomBytes(12).toString('hex');
 
@@ -50,15 +53,53 @@ const s3Properties = {
 };
 
 /**
- * The S3 store and the REST catalog on it are not part of `infra.sh up` (one more JVM, ~12 s
- * to start on this machine): started here, on demand, and left running like the rest.
+ * Keycloak and Nessie (with the S3 store) are not part of `infra.sh up` (two JVMs, Keycloak
+ * 1–3 min to start on this machine): started here, on demand, and left running like the rest.
  */
-async function startS3Catalog(): Promise<void> {
-  const { code, output } = await runLocalScript('s3-catalog.sh', ['up']);
+async function startOAuthCatalog(): Promise<void> {
+  const { code, output } = await runLocalScript('oauth-catalog.sh', ['up']);
   if (code !== 0)
     throw new Error(
-      `deploy/local/s3-catalog.sh up (the S3 store and the REST catalog on it) failed (exit ${String(code)}):\n${output.trim()}`,
+      `deploy/local/oauth-catalog.sh up (Keycloak and Nessie on the S3 store) failed (exit ${String(code)}):\n${output.trim()}`,
     );
+}
+
+/**
+ * A token from Keycloak for `clientId`, as any client gets one; with its lifetime as the token
+ * states it (`exp` − `iat`: `expires_in` is counted from when the answer left, a second less
+ * on a busy machine).
+ */
+async function fetchToken(
+  clientId: string,
+  secret: string,
+): Promise<{ token: string; lifetimeSeconds: number }> {
+  const response = await fetch(oauth.tokenUri, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: secret,
+      scope: 'catalog',
+    }).toString(),
+  });
+  if (response.status !== 200) throw new Error(`token request: HTTP ${String(response.status)}`);
+  const token = ((await response.json()) as { access_token: string }).access_token;
+  const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as {
+    exp: number;
+    iat: number;
+  };
+  return { token, lifetimeSeconds: claims.exp - claims.iat };
+}
+
+/** Tokens Keycloak issued to `clientId` in bytes [from, to) of its log (CLIENT_LOGIN events). */
+async function tokensIssued(clientId: string, from: number, to: number): Promise<number> {
+  const text = (await readFile(oauth.issuerLog)).subarray(from, to).toString('utf8');
+  return text
+    .split('\n')
+    .filter(
+      (line) => line.includes('type="CLIENT_LOGIN"') && line.includes(`clientId="${clientId}"`),
+    ).length;
 }
 
 /** Keys of the objects under `prefix` in the warehouse bucket (moto's ListObjectsV2). */
@@ -127,15 +168,25 @@ async function dataObjects(truth: DispatchTruth): Promise<string[]> {
   return keys.filter((key) => key.endsWith('.parquet'));
 }
 
-/** The fixture table on the S3 catalog, reached directly (the proxy guards the dispatcher's way in). */
-const onS3 = {
+/**
+ * The fixture table in Nessie, built with the long-lived client (its credential through the
+ * build's environment): the job's short-lived client is what the test is about.
+ */
+const inNessie = (clientSecret: string) => ({
   python: infra.python,
-  catalogUri: infra.s3CatalogUri,
+  catalogUri: oauth.uri,
   sparkJars: infra.sparkJars,
-  catalogProperties: s3Properties,
+  catalogProperties: {
+    ...s3Properties,
+    'oauth2-server-uri': oauth.tokenUri,
+    'token-exchange-enabled': 'false',
+    // As the job asks (catalogSparkConf): no remote signing, the S3 keys of the environment.
+    'header.X-Iceberg-Access-Delegation': 'vended-credentials',
+  },
+  catalogCredential: `${oauth.clientId}:${clientSecret}`,
   catalogName,
   prefix,
-};
+});
 
 const roomyQuota: QuotaGate = {
   room: () => Promise.resolve({}),
@@ -143,11 +194,14 @@ const roomyQuota: QuotaGate = {
   release: () => Promise.resolve(),
 };
 
-describe('the local runner on a catalog on S3 behind OAuth2', () => {
+describe('the local runner on a real OAuth2 catalog (Nessie, Keycloak) with tables on S3', () => {
   let before: DispatchTruth;
   let contentBefore: { rows: number; checksum: string };
   let contentAfter: { rows: number; checksum: string };
-  let proxy: OAuth2CatalogProxy;
+  let clientSecret: string;
+  let secrets: string[];
+  let earlyToken: { token: string; lifetimeSeconds: number };
+  let jobWindow: { from: number; to: number; seconds: number };
   let redis: Redis;
   let stateDir: string;
   let argvFile: string;
@@ -164,7 +218,9 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
   };
 
   beforeAll(async () => {
-    await startS3Catalog();
+    await startOAuthCatalog();
+    clientSecret = (await readFile(oauth.clientSecretFile, 'utf8')).trim();
+    secrets = [clientSecret, accessKeyId, secretAccessKey];
     // The dispatcher's environment: S3 keys for the AWS chain (inherited by the fixture
     // build and by the job), the catalog's client secret under an allowed variable.
     process.env.AWS_ACCESS_KEY_ID = accessKeyId;
@@ -173,21 +229,19 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     // The dispatcher's Redis password and the variable its catalog secret is read from.
     process.env.ICEPACK_REDIS_PASSWORD = redisPassword;
     process.env[secretVariable] = clientSecret;
-    before = (await dispatchTables([KEY], onS3))[KEY]!;
+    before = (await dispatchTables([KEY], inNessie(clientSecret)))[KEY]!;
     dataBefore = await dataObjects(before);
 
-    proxy = await startOAuth2CatalogProxy({
-      target: infra.s3CatalogUri,
-      clientId: 'icepack-dispatcher',
-      clientSecret,
-    });
+    // The dispatcher's catalog: Nessie, tokens from Keycloak for the short-lived client.
     const catalog = catalogSchema.parse({
       name: catalogName,
       type: 'rest',
-      uri: proxy.uri,
+      uri: oauth.uri,
+      warehouse: oauth.warehouse,
       auth: {
         type: 'oauth2',
-        clientId: 'icepack-dispatcher',
+        serverUri: oauth.tokenUri,
+        clientId: oauth.shortTokenClientId,
         clientSecret: { env: secretVariable },
       },
       properties: s3Properties,
@@ -195,16 +249,20 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     const resolveSecret = secretResolver(process.env, defaultCatalogAccessPolicy);
 
     // spark-submit behind a wrapper that records the argv and the environment it was
-    // started with.
+    // started with, and where Keycloak's log stood and the clock when the job started and
+    // ended: the tokens issued in between are the job's (the dispatcher reads figures before
+    // and after it, not during).
     const dir = await mkdtemp(join(tmpdir(), 'icepack-s3-runs-'));
     stateDir = join(dir, 'runs');
     argvFile = join(dir, 'argv.txt');
     envFile = join(dir, 'env.bin');
+    const windowFile = join(dir, 'window.txt');
     const wrapper = join(dir, 'spark-submit');
     const realSubmit = join(infra.cacheDir, 'venv', 'bin', 'spark-submit');
+    const mark = `echo "$(wc -c < '${oauth.issuerLog}') $(date +%s)" >> '${windowFile}'`;
     await writeFile(
       wrapper,
-      `#!/bin/sh\nprintf '%s\\n' "$@" >> '${argvFile}'\nenv -0 > '${envFile}'\nexec '${realSubmit}' "$@"\n`,
+      `#!/bin/sh\nprintf '%s\\n' "$@" >> '${argvFile}'\nenv -0 > '${envFile}'\n${mark}\n'${realSubmit}' "$@"\ncode=$?\n${mark}\nexit $code\n`,
     );
     await chmod(wrapper, 0o755);
 
@@ -237,6 +295,8 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
       prefix: bullPrefix,
     });
     const task = mergeTask(before, 5);
+    // A token of the job's client taken now: it has expired by the time the job is done.
+    earlyToken = await fetchToken(oauth.shortTokenClientId, clientSecret);
     try {
       await queue.add(task.type, task, {
         jobId: task.id,
@@ -255,13 +315,17 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     }
     // After: no second Spark session; the one new object is the live file (the figures read
     // says so), read with pyarrow like the 60 before it.
+    const [start, end] = (await readFile(windowFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ').map(Number));
+    jobWindow = { from: start![0]!, to: end![0]!, seconds: end![1]! - start![1]! };
     dataAfter = await dataObjects(before);
     contentBefore = await content(dataBefore);
     contentAfter = await content(dataAfter.filter((key) => !dataBefore.includes(key)));
   }, 1_800_000);
 
-  afterAll(async () => {
-    await proxy?.close();
+  afterAll(() => {
     redis?.disconnect();
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -277,25 +341,47 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
     ).toBeDefined();
     expect(before.metadataLocation).toMatch(new RegExp(`^s3://${infra.s3Bucket}/`));
     expect(before.dataFiles.count).toBe(60);
-    // The dispatcher's before/after figures, read from S3 through the stand-in with the
-    // catalog's auth: 60 files → 1, one more snapshot.
-    expect(done?.before).toMatchObject({ dataFiles: 60, snapshots: before.snapshotCount });
-    expect(done?.after).toMatchObject({ dataFiles: 1, snapshots: before.snapshotCount + 1 });
+    // The dispatcher's before/after figures, read from S3 through Nessie with the catalog's
+    // auth: 60 files → 1. Nessie serves only a table's current snapshot in its metadata (the
+    // history is Nessie's commit log), so the count stays 1; the new file shows the commit.
+    expect(done?.before).toMatchObject({ dataFiles: 60, snapshots: 1 });
+    expect(done?.after).toMatchObject({ dataFiles: 1, snapshots: 1 });
     // The rewritten file is on S3: one more object under the table's location (the old files
     // stay until their snapshots expire), holding exactly the rows of the 60 before it.
     expect(dataBefore).toHaveLength(60);
     expect(dataAfter).toHaveLength(61);
     expect(contentBefore.rows).toBe(before.recordCount);
     expect(contentAfter).toEqual(contentBefore);
-    // Every catalog request of the job and of the figures read carried a token.
-    expect(proxy.seen.tokens).toBeGreaterThanOrEqual(2);
-    expect(proxy.seen.refused).toBe(0);
+  });
+
+  it("refreshes the job's token: the job outlived its first token and was issued more", async () => {
+    // The client's tokens live shortTokenSeconds; the job ran longer, so it could only finish
+    // (commit included) with refreshed tokens, and Nessie refuses an expired one.
+    expect(earlyToken.lifetimeSeconds).toBe(oauth.shortTokenSeconds);
+    expect(jobWindow.seconds).toBeGreaterThan(oauth.shortTokenSeconds);
+    const expired = await fetch(`${oauth.uri}/v1/config?warehouse=${oauth.warehouse}`, {
+      headers: { authorization: `Bearer ${earlyToken.token}` },
+    });
+    expect(expired.status).toBe(401);
+    // Keycloak issued the job's client more than its first token while the job ran:
+    // Iceberg's REST client fetched it with the credential and refreshed it by the same grant.
+    expect(
+      await tokensIssued(oauth.shortTokenClientId, jobWindow.from, jobWindow.to),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('keeps the secrets out of the argv, the run files and the task events', async () => {
     const argv = await readFile(argvFile, 'utf8');
     // The job did get its catalog's properties, as Spark conf.
     expect(argv).toContain(`spark.sql.catalog.${catalogName}.s3.endpoint=${infra.s3Endpoint}`);
+    // …and how to fetch and refresh its own token (the secret half comes by the environment).
+    expect(argv).toContain(`spark.sql.catalog.${catalogName}.oauth2-server-uri=${oauth.tokenUri}`);
+    expect(argv).toContain(`spark.sql.catalog.${catalogName}.token-refresh-enabled=true`);
+    expect(argv).toContain(`spark.sql.catalog.${catalogName}.token-exchange-enabled=false`);
+    // …and asks for vended credentials, so Nessie turns its remote signing off (ADR 0037).
+    expect(argv).toContain(
+      `spark.sql.catalog.${catalogName}.header.X-Iceberg-Access-Delegation=vended-credentials`,
+    );
     expect(argv).toContain(DEFAULT_JOB_FILE);
     const runs = await readdir(stateDir);
     expect(runs).toHaveLength(1);
@@ -319,7 +405,9 @@ describe('the local runner on a catalog on S3 behind OAuth2', () => {
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
     // What the job needs: its catalog's credential, the object store's keys, Java.
-    expect(env.get('ICEPACK_CATALOG_CREDENTIAL')).toBe(`icepack-dispatcher:${clientSecret}`);
+    expect(env.get('ICEPACK_CATALOG_CREDENTIAL')).toBe(
+      `${oauth.shortTokenClientId}:${clientSecret}`,
+    );
     expect(env.get('AWS_ACCESS_KEY_ID')).toBe(accessKeyId);
     expect(env.has('PATH')).toBe(true);
     // Not the dispatcher's Redis password, nor the variable its catalog secret came from.

@@ -25,6 +25,11 @@ export interface DispatchSparkOptions {
   readonly sparkJars: string;
   /** Catalog client properties (`s3.endpoint` … for a catalog on S3). */
   readonly catalogProperties?: Readonly<Record<string, string>>;
+  /**
+   * The catalog's OAuth2 credential (`<client id>:<secret>`), for a catalog that requires one:
+   * handed to the build's environment as the job gets it, never its argv.
+   */
+  readonly catalogCredential?: string;
 }
 
 export type DispatchTablesOptions = DispatchSparkOptions & DispatchTableTarget;
@@ -37,7 +42,13 @@ export interface DispatchTablesExtra {
 function run(args: readonly string[], options: DispatchSparkOptions): Promise<void> {
   return new Promise((ok, fail) => {
     const child = spawn(options.python, [script, ...args], {
-      env: { ...process.env, ICEPACK_SPARK_JARS: options.sparkJars },
+      env: {
+        ...process.env,
+        ICEPACK_SPARK_JARS: options.sparkJars,
+        ...(options.catalogCredential === undefined
+          ? {}
+          : { ICEPACK_CATALOG_CREDENTIAL: options.catalogCredential }),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let tail = '';
