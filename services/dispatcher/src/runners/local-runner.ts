@@ -196,7 +196,12 @@ export class LocalRunner implements SparkRunner {
 
   /** The batch's run directory: keyed like a run's, by (batch run, attempt). */
   batchDir(key: BatchRunKey): string {
-    return join(this.opts.stateDir, `batch-${runKey(key.batchRun, key.attempt)}`);
+    return join(this.opts.stateDir, this.batchName(key));
+  }
+
+  /** The batch's run directory name: its tasks' run id. */
+  batchName(key: BatchRunKey): string {
+    return `batch-${runKey(key.batchRun, key.attempt)}`;
   }
 
   /**
