@@ -228,6 +228,8 @@ export class LocalRunner implements SparkRunner {
       },
       jobArgs: ['--tasks', join(dir, 'tasks.json'), '--result-dir', join(dir, BATCH_RESULTS)],
       logFields: {
+        // The run id its tasks' events carry, as a single run's line has it.
+        runId: this.batchName(request),
         batchRun: request.batchRun,
         attempt: request.attempt,
         taskRuns: request.tasks.map((t) => t.taskRun),
