@@ -24,6 +24,20 @@ describe('dispatcher config', () => {
     );
   });
 
+  it('batches (when on) up to 20 tasks unless told otherwise; refuses a bound outside 2–100 by name', () => {
+    const config = loadConfig(configSchema, required);
+    expect(config.ICEPACK_DISPATCHER_BATCH).toBe(false);
+    expect(config.ICEPACK_DISPATCHER_BATCH_MAX_TASKS).toBe(20);
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_BATCH: 'true' })
+        .ICEPACK_DISPATCHER_BATCH,
+    ).toBe(true);
+    for (const bad of ['1', '101', 'many'])
+      expect(() =>
+        loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_BATCH_MAX_TASKS: bad }),
+      ).toThrow(/ICEPACK_DISPATCHER_BATCH_MAX_TASKS: /);
+  });
+
   it('takes extra job environment names, refusing the job credential by name', () => {
     expect(
       loadConfig(configSchema, { ...required, ICEPACK_LOCAL_JOB_ENV: 'MY_CA, KRB5_CONFIG' })

@@ -54,6 +54,9 @@ runService(
           backoffMs: config.ICEPACK_TASK_BACKOFF,
           timeoutMs: config.ICEPACK_TASK_TIMEOUT,
           quotaWaitMs: config.ICEPACK_QUOTA_WAIT,
+          ...(config.ICEPACK_DISPATCHER_BATCH
+            ? { batch: { maxTasks: config.ICEPACK_DISPATCHER_BATCH_MAX_TASKS } }
+            : {}),
           sizing: {
             learned: config.ICEPACK_SIZING_LEARNED,
             refreshMs: config.ICEPACK_SIZING_REFRESH,

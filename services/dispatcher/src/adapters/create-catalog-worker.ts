@@ -9,6 +9,7 @@ import {
 import type { CatalogAccessPolicy, Logger, SecretResolver } from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
+import type { BatchLimits } from '../domain/batch.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../runners/spark-runner.ts';
@@ -38,6 +39,8 @@ export interface CatalogWorkerDeps {
   readonly backoffMs: number;
   readonly timeoutMs: number;
   readonly quotaWaitMs: number;
+  /** Batched runs (ADR 0027): their bounds; none: every task runs alone. */
+  readonly batch?: BatchLimits;
   /** Learned sizing (ADR 0026): on or off, and how often the model is fitted again. */
   readonly sizing?: { readonly learned: boolean; readonly refreshMs: number };
   /** How the figures read reaches the catalog: local catalogs, secret sources. */
@@ -152,6 +155,7 @@ export function createCatalogWorker(
     backoffMs: deps.backoffMs,
     timeoutMs: deps.timeoutMs,
     quotaWaitMs: deps.quotaWaitMs,
+    ...(deps.batch === undefined ? {} : { batch: deps.batch }),
     ...(metrics === undefined
       ? {}
       : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),

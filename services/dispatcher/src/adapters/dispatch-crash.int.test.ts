@@ -10,7 +10,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Annotations, Labels, SPARK_API } from '../runners/spark-application.ts';
 import { taskHash } from '../runners/run-key.ts';
-import { dispatchTables, type DispatchTruth } from './testing/dispatch-tables.ts';
+import {
+  dispatchTables,
+  dispatchTableSets,
+  type DispatchTruth,
+} from './testing/dispatch-tables.ts';
 import { realGroup, type RealGroup } from './testing/real-group.ts';
 import { cleanupTask, mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
@@ -31,7 +35,15 @@ const workerScript = resolve(import.meta.dirname, 'testing', 'worker-process.ts'
 /** The worker processes' log lines, for a failure's diagnosis. */
 const workerLog = join(tmpdir(), `icepack-dispatch-crash-${suffix}.log`);
 
+/** The batch's three tables: a catalog of their own (its queue, its worker), built with the rest. */
+const batchCatalog = `crashbatch${suffix}`;
+const batchTargets = [1, 2, 3].map((n) => ({
+  catalogName: batchCatalog,
+  prefix: `crashbatch${String(n)}_${suffix}`,
+}));
+
 let before: Record<string, DispatchTruth>;
+let batchBefore: DispatchTruth[];
 let redis: Redis;
 let queue: Queue;
 let events: TaskEventLog;
@@ -263,5 +275,85 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     expect(runIds.size).toBe(1);
     expect(driverRuns()).toEqual([...runsBefore, `${[...runIds][0]}-driver`]);
     events.expectLifecycle(task.id);
+  }, 1_200_000);
+});
+
+// Its own tables, events and no Kubernetes group: runnable alone (`-t mid-batch`) without the
+// control plane the operator cases above start.
+describe('a dispatcher killed mid-batch runs no task of the batch twice and loses none', () => {
+  let batchEvents: TaskEventLog;
+  let batchRedis: Redis;
+
+  beforeAll(async () => {
+    const sets = await dispatchTableSets(['unpartitioned-small-files'], tableOptions, batchTargets);
+    batchBefore = sets.map((set) => truth('unpartitioned-small-files', set));
+    batchRedis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+    batchEvents = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === batchCatalog);
+    await batchEvents.start();
+  }, 900_000);
+
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await batchEvents.stop();
+    batchRedis.disconnect();
+  });
+
+  it('local runner: SIGKILL mid-batch → after restart each task of the batch reports once; none runs twice, none is lost', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-crash-batch-'));
+    const tasks = batchBefore.map((t) => mergeTask(t, 5));
+    const batchQueue = new Queue(queueNameForCatalog(batchCatalog), {
+      connection: batchRedis,
+      prefix: BULLMQ_PREFIX,
+    });
+    try {
+      // Enqueued before the worker starts: its one slot takes one, which takes the others.
+      for (const task of tasks)
+        await batchQueue.add(task.type, task, {
+          jobId: task.id,
+          priority: 1,
+          removeOnComplete: true,
+          removeOnFail: true,
+        });
+      const config = { runner: 'local', stateDir, catalogName: batchCatalog, batch: true };
+      const first = await startWorker(config);
+      // Mid-batch: the batch is launched and a first task has its result, not all of them.
+      const batchDir = await until('a first task result of the batch', async () => {
+        for (const d of await readdir(stateDir)) {
+          const results = await readdir(join(stateDir, d, 'results')).catch((): string[] => []);
+          if (results.some((f) => f !== 'batch.json')) return join(stateDir, d);
+        }
+        return undefined;
+      });
+      await kill(first);
+      const second = await startWorker(config);
+      await until('every job of the batch to be done', async () =>
+        (await Promise.all(tasks.map((t) => batchQueue.getJob(t.id)))).every((j) => !j)
+          ? true
+          : undefined,
+      );
+      await kill(second);
+      // One launch, ever: one run directory, the batch's, launched once with all three.
+      expect(await readdir(stateDir)).toEqual([basename(batchDir)]);
+      const launches = (await readFile(join(batchDir, 'runs.log'), 'utf8')).trim().split('\n');
+      expect(launches).toHaveLength(1);
+      expect((JSON.parse(launches[0]!) as { taskRuns: string[] }).taskRuns).toHaveLength(3);
+      for (const task of tasks) {
+        await batchEvents.waitFor(task.id, ['succeeded', 'failed']);
+        const mine = batchEvents.of(task.id);
+        batchEvents.expectLifecycle(task.id);
+        // Reported once, under the batch's id, from its own result (each task has one).
+        expect(mine.map((e) => e.status)).toEqual(['started', 'succeeded']);
+        expect(new Set(mine.map((e) => e.runId))).toEqual(new Set([basename(batchDir)]));
+        await readFile(join(batchDir, 'results', `${taskHash(task.id)}.json`), 'utf8');
+        // One commit: a second run would have found the one file left and committed nothing,
+        // a lost task none at all.
+        const done = mine[1]!;
+        expect(done.after?.dataFiles).toBe(1);
+        expect(done.after?.snapshots).toBe((done.before?.snapshots ?? NaN) + 1);
+      }
+    } finally {
+      await batchQueue.obliterate({ force: true });
+      await batchQueue.close();
+    }
   }, 1_200_000);
 });

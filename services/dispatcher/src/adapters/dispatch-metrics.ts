@@ -160,6 +160,14 @@ export class DispatchMetrics {
       isLaunched: (request) => inner.isLaunched(request),
       runName: (key) => inner.runName(key),
       run: (request) => this.#run(inner, request),
+      // Batches pass through unmeasured (their tasks' events still count): without these
+      // the worker would run every task alone.
+      ...(inner.runBatch === undefined || inner.batchName === undefined
+        ? {}
+        : {
+            runBatch: (request) => inner.runBatch!(request),
+            batchName: (key) => inner.batchName!(key),
+          }),
     };
   }
 

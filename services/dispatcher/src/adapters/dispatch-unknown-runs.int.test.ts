@@ -2,11 +2,12 @@
 // Redis and Kafka: a live run must never be taken for ended, a retry's before-figures are the
 // table's when its own run starts, and a run whose state is unknown counts as running. Also
 // batched runs (issue 18): three small tasks of one catalog in one spark-submit of the local
-// runner, one on a table dropped before the run. The tables of every test are built in one
+// runner, one on a table dropped before the run — by the runner alone, and taken together
+// from the queue by the worker. The tables of every test are built in one
 // Spark session and read back in one more.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
@@ -24,6 +25,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sizeJob } from '../domain/sizing.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
+import { taskHash } from '../runners/run-key.ts';
 import type {
   BatchOutcome,
   BatchRunRequest,
@@ -71,8 +73,16 @@ const batchTargets = [1, 2, 3].map((n) => ({
   prefix: `batch${String(n)}_${suffix}`,
 })) satisfies DispatchTableTarget[];
 
+/** The worker's batch: three more tables of another catalog (the second dropped before). */
+const workerBatchCatalog = `unkwbatch${suffix}`;
+const workerBatchTargets = [1, 2, 3].map((n) => ({
+  catalogName: workerBatchCatalog,
+  prefix: `wbatch${String(n)}_${suffix}`,
+})) satisfies DispatchTableTarget[];
+
 let built: Record<Target, DispatchTruth>;
 let batchBuilt: DispatchTruth[];
+let workerBatchBuilt: DispatchTruth[];
 let held: HeldLaunch;
 let redis: Redis;
 let producer: EnvelopeProducer;
@@ -89,9 +99,11 @@ beforeAll(async () => {
   const sets = await dispatchTableSets([KEY], sparkOptions, [
     ...Object.values(targets),
     ...batchTargets,
+    ...workerBatchTargets,
   ]);
   built = Object.fromEntries(names.map((n, i) => [n, truthOf(sets[i] ?? {})])) as typeof built;
-  batchBuilt = sets.slice(names.length).map(truthOf);
+  batchBuilt = sets.slice(names.length, names.length + batchTargets.length).map(truthOf);
+  workerBatchBuilt = sets.slice(names.length + batchTargets.length).map(truthOf);
   held = await heldLaunch(infra.python);
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
   producer = new EnvelopeProducer(
@@ -478,11 +490,100 @@ describe('the local runner runs a batch of small tasks in one Spark application'
   });
 });
 
+describe('the worker takes waiting small tasks of its queue into one batch', () => {
+  let stateDir: string;
+  let sink: RecordingSink;
+  let tasks: Task[];
+  let batchDir: string;
+
+  beforeAll(async () => {
+    await drop(workerBatchBuilt[1]!);
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-worker-batch-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    tasks = workerBatchBuilt.map((t) => mergeTask(t, 5));
+    // One slot: the worker takes one task, which takes the two others waiting behind it.
+    const binding = testBinding(workerBatchCatalog, { slots: 1, smallSlots: 0 });
+    sink = new RecordingSink();
+    const worker = new TaskWorker({
+      binding,
+      connection: redis,
+      runner: new LocalRunner({ stateDir, pollMs: 500 }),
+      quota: new LocalBudgetQuota({ redis, prefix: `worker-batch-${suffix}` }),
+      sink,
+      health: new CatalogTableHealth(
+        () => new RestCatalog({ name: workerBatchCatalog, uri: infra.catalogUri }),
+      ),
+      catalog: { name: workerBatchCatalog, uri: infra.catalogUri },
+      logger,
+      backoffMs: 200,
+      timeoutMs: 15 * 60_000,
+      batch: {},
+    });
+    const queue = new Queue(queueNameForCatalog(workerBatchCatalog), {
+      connection: redis,
+      prefix: BULLMQ_PREFIX,
+    });
+    cleanups.push(async () => {
+      await worker.close(true);
+      await queue.obliterate({ force: true });
+      await queue.close();
+    });
+    for (const task of tasks)
+      await queue.add(task.type, task, {
+        jobId: task.id,
+        priority: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    await worker.start();
+    await until('every job to be done', async () =>
+      (await Promise.all(tasks.map((t) => queue.getJob(t.id)))).every((j) => j === undefined),
+    );
+    const dirs = await readdir(stateDir);
+    expect(dirs).toHaveLength(1);
+    batchDir = join(stateDir, dirs[0]!);
+  }, 1_200_000);
+
+  it('runs them in one spark-submit, launched once with all three', async () => {
+    expect(batchDir).toMatch(/\/batch-[^/]+$/);
+    const launches = (await readFile(join(batchDir, 'runs.log'), 'utf8')).trim().split('\n');
+    expect(launches).toHaveLength(1);
+    const launch = JSON.parse(launches[0]!) as { taskRuns: string[] };
+    expect(launch.taskRuns.map((r) => r.split('@')[0]).sort()).toEqual(
+      tasks.map((t) => t.id).sort(),
+    );
+  });
+
+  it('reports each task by its own end, events and ledger figures of its own', async () => {
+    const runId = basename(batchDir);
+    for (const [i, task] of tasks.entries()) {
+      const events = sink.events.filter((e) => e.taskId === task.id);
+      assertEventLifecycle(events);
+      expect(events.every((e) => e.runId === runId && e.attempt === 1)).toBe(true);
+      if (i === 1) {
+        // The dropped table's task fails alone, with its own error; not retried.
+        expect(events.map((e) => e.status)).toEqual(['started', 'failed']);
+        expect(events[1]?.error).toMatchObject({ kind: 'table-not-found', retryable: false });
+        continue;
+      }
+      expect(events.map((e) => e.status)).toEqual(['started', 'succeeded']);
+      const result = JSON.parse(
+        await readFile(join(batchDir, 'results', `${taskHash(task.id)}.json`), 'utf8'),
+      ) as { durationMs: number; commits: { filesRewritten: number } };
+      const done = events[1]!;
+      // Its own time in the session, not the batch's: the ledger sums to the batch's cost.
+      expect(done.cost?.runMs).toBe(result.durationMs);
+      expect(done.cost?.filesRewritten).toBe(workerBatchBuilt[i]!.dataFiles.count);
+      expect(done.after?.dataFiles).toBeLessThan(workerBatchBuilt[i]!.dataFiles.count);
+    }
+  });
+});
+
 describe('the tables', () => {
   it('hold the same rows after every run, in fewer files', async () => {
-    // The batch's dropped table is gone; its two others were merged in the batch.
-    const batchKept = batchTargets.filter((_, i) => i !== 1);
-    const batchKeptBuilt = batchBuilt.filter((_, i) => i !== 1);
+    // The batches' dropped tables are gone; their two others were merged in the batch.
+    const batchKept = [...batchTargets, ...workerBatchTargets].filter((_, i) => i % 3 !== 1);
+    const batchKeptBuilt = [...batchBuilt, ...workerBatchBuilt].filter((_, i) => i % 3 !== 1);
     const sets = await dispatchTableSets(
       [KEY],
       sparkOptions,

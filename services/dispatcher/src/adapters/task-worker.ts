@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Attr, injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
 import {
@@ -14,6 +14,7 @@ import {
   type TaskEvent,
   type TaskStatus,
 } from '@icepack/types';
+import { batchable, DEFAULT_BATCH_LIMITS, selectBatch, type BatchLimits } from '../domain/batch.ts';
 import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.ts';
 import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
@@ -26,7 +27,14 @@ import {
   type SizingDecision,
   type SizingOptions,
 } from '../domain/sizing.ts';
-import type { CatalogConnection, RunEnd, SparkRunner } from '../runners/spark-runner.ts';
+import { errorWithoutResult } from '../runners/job-result.ts';
+import type {
+  BatchRunKey,
+  CatalogConnection,
+  RunEnd,
+  SparkRunner,
+} from '../runners/spark-runner.ts';
+import { BatchClaims } from './batch-claims.ts';
 import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
@@ -81,6 +89,12 @@ export interface TaskWorkerOptions {
   readonly sizingModel?: SizingModelSource;
   /** Told the time from dequeue (BullMQ `processedOn`) to the run being submitted. */
   readonly onDispatched?: (latencyMs: number, task: Task) => void;
+  /**
+   * Batched runs (ADR 0027): a small task taken from the queue takes further small waiting
+   * tasks of it into one Spark application, within these bounds. Default none: every task
+   * runs alone. Needs a runner with `runBatch`; without one every task runs alone.
+   */
+  readonly batch?: BatchLimits;
 }
 
 /** Fields the dispatcher keeps in the BullMQ job hash (deleted with the job). */
@@ -99,7 +113,33 @@ const Field = {
   runnerErrors: 'icepack:runner-errors',
   /** Where the attempt in `started` runs and where its logs are (the console reads it). */
   run: JOB_RUN_LOCATION_FIELD,
+  /**
+   * `BatchRef`: the attempt in `started` runs in that batch (written with `started`, before
+   * the batch is launched). A job processed again finds its run there, never launches alone.
+   */
+  batch: 'icepack:batch',
 } as const;
+
+/** The batch a job's attempt runs in: the batch run's key and the job's own attempt. */
+interface BatchRef extends BatchRunKey {
+  /** The job's attempt (`Field.attempt`) this batch runs; another attempt runs anew. */
+  readonly taskAttempt: number;
+}
+
+/** What a batch reports for a task it has no end of: lost, retried like a killed run. */
+const NO_BATCH_END: RunEnd = {
+  ok: false,
+  error: errorWithoutResult('lost', 'the batch reported no end for this task', true),
+};
+
+/**
+ * When a task that ran in a batch ended, for its ledger cost and its sizing sample: its own
+ * `durationMs` after its start (the session's start is in the first task's), not the batch's
+ * end, which would charge every task the whole batch.
+ */
+function ownEndedAt(startedAt: number, end: RunEnd, now: number): number {
+  return end.ok && end.result !== undefined ? startedAt + end.result.durationMs : now;
+}
 
 interface Ended {
   readonly attempt: number;
@@ -126,8 +166,8 @@ interface Run {
   /** `<task id>@<job timestamp>`: this enqueued job of the task. */
   readonly taskRun: string;
   readonly attempt: number;
-  /** The runner's name of (task run, attempt): the events' `runId`. */
-  readonly runId: string;
+  /** The runner's name of (task run, attempt), or of its batch: the events' `runId`. */
+  runId: string;
   /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
   readonly grow: Growth;
 }
@@ -148,6 +188,15 @@ interface Progress {
   cores: number | undefined;
   /** The size the run was launched (or followed) with, once sized. */
   size?: JobSize;
+  /** The batch this attempt runs in, once recorded (`Field.batch`). */
+  batch?: BatchRef;
+}
+
+/** A task held for a batch: its run, and when and from what figures it started. */
+interface BatchMember {
+  readonly run: Run;
+  startedAt: number;
+  before: HealthFigures | undefined;
 }
 
 /** What a run's ledger cost is reckoned from. */
@@ -183,9 +232,12 @@ function minFileSize(task: Task): number | undefined {
  */
 export class TaskWorker {
   readonly queueName: string;
-  readonly #o: Required<Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel'>> &
-    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel'> & { sizing: SizingOptions };
+  readonly #o: Required<
+    Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel' | 'batch'>
+  > &
+    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel' | 'batch'> & { sizing: SizingOptions };
   readonly #queue: Queue;
+  readonly #claims: BatchClaims;
   #worker: Worker | undefined;
 
   constructor(options: TaskWorkerOptions) {
@@ -207,6 +259,7 @@ export class TaskWorker {
       connection: options.connection,
       prefix: this.#o.prefix,
     });
+    this.#claims = new BatchClaims(options.connection, this.#o.prefix, this.queueName);
   }
 
   async start(): Promise<void> {
@@ -306,6 +359,7 @@ export class TaskWorker {
       endedText,
       runnerErrorsText,
       growText,
+      batchText,
     ] = await this.#o.connection.hmget(
       this.#jobKey(job),
       Field.attempt,
@@ -315,15 +369,22 @@ export class TaskWorker {
       Field.ended,
       Field.runnerErrors,
       Field.grow,
+      Field.batch,
     );
     const attempt = Number(attemptText ?? '1');
     const taskRun = `${task.id}@${String(job.timestamp)}`;
-    const runId = this.#o.runner.runName({ taskRun, attempt, task });
-    const grow = typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH;
-    const run: Run = { job, token, task, taskRun, attempt, runId, grow };
     // The saved figures are those of the attempt in `started` (both are written together): a
     // new attempt reads the table again when its own run starts.
     const started = startedText === String(attempt);
+    const recordedBatch =
+      typeof batchText === 'string' ? (JSON.parse(batchText) as BatchRef) : undefined;
+    const batch = started && recordedBatch?.taskAttempt === attempt ? recordedBatch : undefined;
+    const runId =
+      batch === undefined
+        ? this.#o.runner.runName({ taskRun, attempt, task })
+        : this.#batchName(batch);
+    const grow = typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH;
+    const run: Run = { job, token, task, taskRun, attempt, runId, grow };
     const saved =
       started && typeof savedBefore === 'string'
         ? (JSON.parse(savedBefore) as HealthFigures)
@@ -351,6 +412,7 @@ export class TaskWorker {
       claimed: false,
       largeSlot: false,
       cores: undefined,
+      ...(batch === undefined ? {} : { batch }),
     };
     let errors = Number(runnerErrorsText ?? '0');
     let end: RunEnd | undefined;
@@ -375,10 +437,11 @@ export class TaskWorker {
       clearInterval(renewal);
     }
     await this.#release(run, progress);
-    const endedAt = Date.now();
+    const endedAt =
+      progress.batch === undefined ? Date.now() : ownEndedAt(progress.startedAt, end, Date.now());
     const record: Ended = {
       attempt,
-      runId,
+      runId: run.runId,
       end,
       endedAt,
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
@@ -410,7 +473,12 @@ export class TaskWorker {
    * The run's measurements for the learned sizing: recorded once, when its end becomes known
    * here (a run reported again after a restart is not sampled twice).
    */
-  async #recordSample(run: Run, end: RunEnd, progress: Progress, endedAt: number): Promise<void> {
+  async #recordSample(
+    run: Run,
+    end: RunEnd,
+    progress: Pick<Progress, 'size' | 'startedAt'>,
+    endedAt: number,
+  ): Promise<void> {
     const model = this.#o.sizingModel;
     if (model === undefined || progress.size === undefined) return;
     const { size } = progress;
@@ -501,6 +569,7 @@ export class TaskWorker {
    * holds a quota claim (released by the caller once the run's end is known).
    */
   async #launchAndFollow(run: Run, progress: Progress): Promise<RunEnd> {
+    if (progress.batch !== undefined) return this.#followBatch(run, progress, progress.batch);
     const { job, task, taskRun, attempt, runId } = run;
     const { binding, runner } = this.#o;
     // `started` is recorded before every launch: without it this attempt never launched, and
@@ -510,7 +579,11 @@ export class TaskWorker {
     if (!progress.claimed && !(await this.#admitLarge(run, progress, launched)))
       return this.#waitAgain(run, progress, LARGE_SLOTS_BUSY);
     const room = launched ? {} : await this.#o.quota.room(binding);
-    const decision = this.#size(task, room, run.grow);
+    // A fresh small attempt may take further waiting small tasks with it (ADR 0027); the
+    // batch is sized as its largest task would be, and claims quota once.
+    const fresh = !launched && !progress.started && !progress.claimed;
+    const candidates = fresh ? await this.#batchCandidates(run) : [];
+    const decision = this.#size(largestOf(task, candidates), room, run.grow);
     const claimId = this.#claimId(run);
     if (
       !launched &&
@@ -526,6 +599,11 @@ export class TaskWorker {
     progress.claimed = true;
     progress.cores = coresOf(decision.size);
     progress.size = decision.size;
+    if (candidates.length > 0) {
+      const end = await this.#runBatch(run, progress, candidates, decision.size);
+      if (end !== undefined) return end;
+      // None of them could be held any more: the task runs alone, as sized.
+    }
     if (!progress.started) {
       // The table as this attempt's run starts from (a retry reads it again).
       const before = await this.#figures(task);
@@ -555,6 +633,218 @@ export class TaskWorker {
     });
     if (reattached) this.#log(run).info('followed an existing run (no second launch)');
     return end;
+  }
+
+  #batchName(key: BatchRunKey): string {
+    const { runner } = this.#o;
+    if (runner.batchName === undefined) throw new Error(`runner ${runner.kind} runs no batches`);
+    return runner.batchName(key);
+  }
+
+  /**
+   * The waiting tasks the run's task would take into a batch (ADR 0027): none when batching
+   * is off, the runner runs no batches or the task is not small; else `selectBatch` over the
+   * queue's first waiting jobs (those that started an attempt before are followed by their
+   * own processing, never batched anew). Not yet held: `#runBatch` claims them.
+   */
+  async #batchCandidates(run: Run): Promise<{ id: string; task: Task }[]> {
+    const { batch: limits, runner } = this.#o;
+    if (limits === undefined || runner.runBatch === undefined || runner.batchName === undefined)
+      return [];
+    if (run.token === undefined || !batchable(run.task, limits)) return [];
+    const maxTasks = limits.maxTasks ?? DEFAULT_BATCH_LIMITS.maxTasks;
+    if (maxTasks < 2) return [];
+    // A few more than the bound: some are passed over (large, same table, too long).
+    const waiting = await this.#claims.peek(Math.min(100, maxTasks * 3));
+    const idOf = new Map<Task, string>();
+    for (const job of waiting) {
+      if (job.started || job.id === String(run.job.id)) continue;
+      try {
+        idOf.set(parseTask(JSON.parse(job.data)), job.id);
+      } catch {
+        // Invalid data fails in its own processing, with the reason; not batched.
+      }
+    }
+    return selectBatch(run.task, [...idOf.keys()], limits)
+      .slice(1)
+      .map((task) => ({ id: idOf.get(task) ?? '', task }));
+  }
+
+  /**
+   * Holds the candidates that still wait (active, locked with the run's token), records
+   * `started` and the batch in every task's job (the run's too) before the launch, runs the
+   * batch and ends each held job by its own task's end. Returns the run's own task's end;
+   * undefined when no candidate could be held (the run goes on alone, nothing recorded).
+   */
+  async #runBatch(
+    run: Run,
+    progress: Progress,
+    candidates: readonly { id: string; task: Task }[],
+    size: JobSize,
+  ): Promise<RunEnd | undefined> {
+    const token = run.token ?? '';
+    const lockMs = this.#o.lockDurationMs;
+    const held = await this.#claims.claim(
+      candidates.map((c) => c.id),
+      token,
+      lockMs,
+    );
+    const members: BatchMember[] = [];
+    for (const id of held) {
+      const member = await this.#heldRun(id, token);
+      if (member !== undefined) members.push({ run: member, startedAt: 0, before: undefined });
+    }
+    if (members.length === 0) return undefined;
+    const ref: BatchRef = { batchRun: run.taskRun, attempt: run.attempt, taskAttempt: run.attempt };
+    const batchId = this.#batchName(ref);
+    run.runId = batchId;
+    // Held locks are renewed as BullMQ renews the leader's; a crash lets them lapse, and the
+    // stall check returns the jobs to the queue, where each follows this batch for itself.
+    const renewal = setInterval(() => {
+      for (const m of members)
+        m.run.job
+          .extendLock(token, lockMs)
+          .catch((error: unknown) =>
+            this.#log(m.run).warn({ err: error }, 'held job lock not renewed'),
+          );
+    }, lockMs / 2);
+    try {
+      for (const m of members) {
+        m.run.runId = batchId;
+        const recorded = await this.#recordStarted(m.run, { ...ref, taskAttempt: m.run.attempt });
+        Object.assign(m, recorded);
+      }
+      Object.assign(progress, await this.#recordStarted(run, ref), { batch: ref });
+      this.#log(run).info({ tasks: members.length + 1 }, 'batch starts');
+      const { reattached, ends } = await this.#batchRunner().runBatch({
+        batchRun: ref.batchRun,
+        attempt: ref.attempt,
+        tasks: [run, ...members.map((m) => m.run)].map(({ taskRun, task }) => ({ taskRun, task })),
+        binding: this.#o.binding,
+        size,
+        catalog: this.#o.catalog,
+        timeoutMs: this.#o.timeoutMs,
+        onSubmitted: () =>
+          this.#o.onDispatched?.(Date.now() - (run.job.processedOn ?? Date.now()), run.task),
+        ...traceparentOf(run.task),
+      });
+      if (reattached) this.#log(run).info('followed an existing batch (no second launch)');
+      clearInterval(renewal);
+      for (const m of members) await this.#endMember(m, ends.get(m.run.taskRun), size);
+      return ends.get(run.taskRun) ?? NO_BATCH_END;
+    } finally {
+      // On an error the held jobs are left to lapse: each then follows the batch for itself.
+      clearInterval(renewal);
+    }
+  }
+
+  #batchRunner(): Required<Pick<SparkRunner, 'runBatch'>> {
+    const { runner } = this.#o;
+    if (runner.runBatch === undefined) throw new Error(`runner ${runner.kind} runs no batches`);
+    return { runBatch: (request) => runner.runBatch!(request) };
+  }
+
+  /** A job just held for a batch as a run of its own attempt; a job with bad data fails. */
+  async #heldRun(id: string, token: string): Promise<Run | undefined> {
+    const job = await Job.fromId(this.#queue, id);
+    if (job === undefined) return undefined;
+    let task: Task;
+    try {
+      task = parseTask(job.data);
+    } catch (error) {
+      await job.moveToFailed(
+        new UnrecoverableError(`invalid task: ${(error as Error).message}`),
+        token,
+        false,
+      );
+      return undefined;
+    }
+    const [attemptText, growText] = await this.#o.connection.hmget(
+      this.#jobKey(job),
+      Field.attempt,
+      Field.grow,
+    );
+    return {
+      job,
+      token,
+      task,
+      taskRun: `${task.id}@${String(job.timestamp)}`,
+      attempt: Number(attemptText ?? '1'),
+      runId: '',
+      grow: typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH,
+    };
+  }
+
+  /** `started` of a task in a batch: its event and its job's fields, before the launch. */
+  async #recordStarted(
+    run: Run,
+    batch: BatchRef,
+  ): Promise<{ started: true; startedAt: number; before: HealthFigures | undefined }> {
+    const { task, attempt, runId } = run;
+    const before = await this.#figures(task);
+    const startedAt = Date.now();
+    await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
+    await this.#o.connection.hset(this.#jobKey(run.job), {
+      [Field.started]: String(attempt),
+      [Field.startedAt]: String(startedAt),
+      [Field.batch]: JSON.stringify(batch),
+      ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
+    });
+    return { started: true, startedAt, before };
+  }
+
+  /**
+   * Ends a held job by its own task's end, as `#process` ends a job: the end recorded first
+   * (a crash from here on reports it, never runs it), its sample, its events, then the job
+   * completed, put back for a retry (`#retryLater` moved it) or failed.
+   */
+  async #endMember(member: BatchMember, found: RunEnd | undefined, size: JobSize): Promise<void> {
+    const { run, startedAt, before } = member;
+    const end = found ?? NO_BATCH_END;
+    const cores = coresOf(size);
+    const endedAt = ownEndedAt(startedAt, end, Date.now());
+    try {
+      const record: Ended = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
+      await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
+      await this.#recordSample(run, end, { size, startedAt }, endedAt);
+      let value: unknown;
+      try {
+        value = await this.#report(run, end, before, { startedAt, endedAt, cores });
+      } catch (error) {
+        if (error instanceof DelayedError) return; // moved to delayed for its retry
+        await run.job.moveToFailed(error as Error, run.token ?? '', false);
+        return;
+      }
+      await run.job.moveToCompleted(value, run.token ?? '', false);
+    } catch (error) {
+      // Its lock lapses and it is processed again: it reports the recorded end, or follows.
+      this.#log(run).warn({ err: error }, 'batch task not ended here');
+    }
+  }
+
+  /**
+   * A job whose attempt was recorded in a batch (processed again after a crash, or after the
+   * batch's state was unknown): follows that batch for its own task only. The batch is never
+   * launched anew with the others — their jobs follow it for themselves; if it was never
+   * launched, it is launched with this task alone. No quota claim: the batch's was its
+   * leader's.
+   */
+  async #followBatch(run: Run, progress: Progress, batch: BatchRef): Promise<RunEnd> {
+    const size = progress.size ?? this.#size(run.task, {}, run.grow).size;
+    progress.size = size;
+    progress.cores = coresOf(size);
+    const { reattached, ends } = await this.#batchRunner().runBatch({
+      batchRun: batch.batchRun,
+      attempt: batch.attempt,
+      tasks: [{ taskRun: run.taskRun, task: run.task }],
+      binding: this.#o.binding,
+      size,
+      catalog: this.#o.catalog,
+      timeoutMs: this.#o.timeoutMs,
+      ...traceparentOf(run.task),
+    });
+    this.#log(run).info({ reattached }, 'followed its batch for this task');
+    return ends.get(run.taskRun) ?? NO_BATCH_END;
   }
 
   /** Reports how a run ended: success, a retry (next attempt) or the task's failure. */
@@ -697,6 +987,20 @@ export class TaskWorker {
     await this.#rescan(run.task);
     throw new UnrecoverableError(`${error.kind}: ${error.message}`);
   }
+}
+
+/** The task the batch is sized by: the largest bytes and files of the tasks it runs. */
+function largestOf(task: Task, others: readonly { task: Task }[]): Task {
+  if (others.length === 0) return task;
+  const all = [task, ...others.map((o) => o.task)];
+  return {
+    ...task,
+    state: {
+      ...task.state,
+      bytesToRewrite: Math.max(...all.map((t) => t.state.bytesToRewrite)),
+      filesToRewrite: Math.max(...all.map((t) => t.state.filesToRewrite)),
+    },
+  };
 }
 
 /** `traceparent` of the active span (the dispatch), else the task's; none outside a trace. */

@@ -196,7 +196,12 @@ export class LocalRunner implements SparkRunner {
 
   /** The batch's run directory: keyed like a run's, by (batch run, attempt). */
   batchDir(key: BatchRunKey): string {
-    return join(this.opts.stateDir, `batch-${runKey(key.batchRun, key.attempt)}`);
+    return join(this.opts.stateDir, this.batchName(key));
+  }
+
+  /** The batch's run directory name: its tasks' run id. */
+  batchName(key: BatchRunKey): string {
+    return `batch-${runKey(key.batchRun, key.attempt)}`;
   }
 
   /**
@@ -223,6 +228,8 @@ export class LocalRunner implements SparkRunner {
       },
       jobArgs: ['--tasks', join(dir, 'tasks.json'), '--result-dir', join(dir, BATCH_RESULTS)],
       logFields: {
+        // The run id its tasks' events carry, as a single run's line has it.
+        runId: this.batchName(request),
         batchRun: request.batchRun,
         attempt: request.attempt,
         taskRuns: request.tasks.map((t) => t.taskRun),

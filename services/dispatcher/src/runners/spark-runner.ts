@@ -103,4 +103,9 @@ export interface SparkRunner {
    * Optional: a runner without it runs every task alone.
    */
   runBatch?(request: BatchRunRequest): Promise<BatchOutcome>;
+  /**
+   * The batch's name on this runner, deterministic per (batch run, attempt): the `runId` of
+   * its tasks' events. Given with `runBatch`.
+   */
+  batchName?(key: BatchRunKey): string;
 }

@@ -33,6 +33,8 @@ interface WorkerProcessConfig {
    * between reporting a run's end and BullMQ completing the job.
    */
   readonly crashAfterOutcome?: boolean;
+  /** Batched runs (ADR 0027) with the default bounds; and one slot, so one task leads. */
+  readonly batch?: boolean;
 }
 
 const config = JSON.parse(process.env.ICEPACK_TEST_WORKER ?? '{}') as WorkerProcessConfig;
@@ -69,6 +71,7 @@ const worker = new TaskWorker({
   binding: testBinding(config.catalogName, {
     runner: config.runner,
     namespace: `icepack-${config.catalogName}`,
+    ...(config.batch === true ? { slots: 1, smallSlots: 0 } : {}),
   }),
   connection: redis,
   runner,
@@ -79,6 +82,7 @@ const worker = new TaskWorker({
   logger,
   lockDurationMs: config.lockMs,
   timeoutMs: 20 * 60_000,
+  ...(config.batch === true ? { batch: {} } : {}),
 });
 await worker.start();
 process.stdout.write('ready\n');
