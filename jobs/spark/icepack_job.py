@@ -1084,8 +1084,25 @@ def process_cpu_seconds(pids: list[int]) -> float | None:
         return None
 
 
-# The most a stage listing may hold: a maintenance run has a few dozen stages, each a few KiB.
-STAGES_RESPONSE_LIMIT = 8 * 1024 * 1024
+# The most a listing of Spark's monitoring API may hold: a maintenance run has a few dozen
+# stages and a few executors, each a few KiB.
+MONITORING_RESPONSE_LIMIT = 8 * 1024 * 1024
+
+
+def monitoring_list(ui_url: str, app_id: str, listing: str, timeout: float = 10.0) -> list[Mapping[str, Any]]:
+    """A listing (`stages`, `allexecutors`) of the application from its driver's monitoring API,
+    `/api/v1/applications/<id>/<listing>`: read within a size limit, objects only."""
+    import urllib.request
+
+    url = f"{ui_url.rstrip('/')}/api/v1/applications/{app_id}/{listing}"
+    with urllib.request.urlopen(url, timeout=timeout) as answer:
+        body = answer.read(MONITORING_RESPONSE_LIMIT + 1)
+    if len(body) > MONITORING_RESPONSE_LIMIT:
+        raise ValueError(f"{listing} listing over its size limit")
+    items = json.loads(body)
+    if not isinstance(items, list):
+        raise ValueError(f"{listing} listing is not a list")
+    return [item for item in items if isinstance(item, dict)]
 
 
 def executor_cpu_seconds(stages: list[Mapping[str, Any]]) -> float:
@@ -1114,17 +1131,7 @@ def stages_settled(stages: list[Mapping[str, Any]]) -> bool:
 
 def stages_of(ui_url: str, app_id: str, timeout: float = 10.0) -> list[Mapping[str, Any]]:
     """The application's stages from its driver's monitoring API (bounded read)."""
-    import urllib.request
-
-    url = f"{ui_url.rstrip('/')}/api/v1/applications/{app_id}/stages"
-    with urllib.request.urlopen(url, timeout=timeout) as answer:
-        body = answer.read(STAGES_RESPONSE_LIMIT + 1)
-    if len(body) > STAGES_RESPONSE_LIMIT:
-        raise ValueError("stage listing over its size limit")
-    stages = json.loads(body)
-    if not isinstance(stages, list):
-        raise ValueError("stage listing is not a list")
-    return [s for s in stages if isinstance(s, dict)]
+    return monitoring_list(ui_url, app_id, "stages", timeout)
 
 
 def run_cpu_seconds(spark) -> float | None:
@@ -1150,6 +1157,90 @@ def run_cpu_seconds(spark) -> float | None:
         return driver + executor_cpu_seconds(stages)
     except (OSError, ValueError):
         return None
+
+
+def executors_of(ui_url: str, app_id: str, timeout: float = 10.0) -> list[Mapping[str, Any]]:
+    """The application's executors, the driver among them, from its driver's monitoring API
+    (bounded read)."""
+    return monitoring_list(ui_url, app_id, "allexecutors", timeout)
+
+
+def executors_peak_heap(executors: list[Mapping[str, Any]]) -> int | None:
+    """The highest heap any executor JVM used (Spark's `peakMemoryMetrics.JVMHeapMemory`, from
+    the heartbeats and task ends), the driver left out; None when no executor reported one."""
+    peaks = []
+    for executor in executors:
+        if executor.get("id") == "driver":
+            continue
+        metrics = executor.get("peakMemoryMetrics")
+        value = metrics.get("JVMHeapMemory") if isinstance(metrics, dict) else None
+        if isinstance(value, int) and value > 0:
+            peaks.append(value)
+    return max(peaks) if peaks else None
+
+
+def jvm_peak_heap(spark) -> tuple[int, int] | None:
+    """(peak heap used, max heap) of the driver JVM since it started: the sum of its heap
+    pools' peaks (an upper bound — each pool peaks at its own moment) capped at the max."""
+    try:
+        management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+        peak = 0
+        for pool in management.getMemoryPoolMXBeans():
+            if str(pool.getType().name()) == "HEAP":
+                peak += int(pool.getPeakUsage().getUsed())
+        heap_max = int(management.getMemoryMXBean().getHeapMemoryUsage().getMax())
+    except Exception:  # noqa: BLE001 — a figure for sizing, never a reason to fail the run
+        return None
+    if peak <= 0 or heap_max <= 0:
+        return None
+    return min(peak, heap_max), heap_max
+
+
+def run_memory(spark) -> dict[str, Any] | None:
+    """The heap the run's executors used at the most (docs/spark-job.md#figures): in local mode
+    the driver JVM (the executors are its threads), on a cluster the largest executor's peak
+    from the monitoring API. `cores`: the task slots that shared that heap — a core rewrites
+    one file group at a time, so peak / cores is the heap a concurrent file group needed.
+    None when it cannot be told (the driver UI off on a cluster, no executor reported)."""
+    context = spark.sparkContext
+    conf = context.getConf()
+    if executors_in_driver(str(context.master)):
+        measured = jvm_peak_heap(spark)
+        if measured is None:
+            return None
+        return {"peakHeapBytes": measured[0], "heapBytes": measured[1], "cores": context.defaultParallelism}
+    ui_url = context.uiWebUrl
+    if not ui_url:
+        return None
+    try:
+        # Executors report their peaks with task ends and heartbeats, through the listener
+        # bus: wait (a little) for the first to show.
+        for _ in range(20):
+            peak = executors_peak_heap(executors_of(ui_url, context.applicationId))
+            if peak is not None:
+                break
+            time.sleep(0.25)
+    except (OSError, ValueError):
+        return None
+    if peak is None:
+        return None
+    heap = spark_memory_bytes(conf.get("spark.executor.memory", "1g"))
+    cores = int(conf.get("spark.executor.cores", "1"))
+    return {"peakHeapBytes": peak, **({} if heap is None else {"heapBytes": heap}), "cores": max(1, cores)}
+
+
+_SPARK_MEMORY = re.compile(r"(\d+)([kmgt]?)b?", re.IGNORECASE)
+
+
+def spark_memory_bytes(text: str) -> int | None:
+    """Bytes of a Spark memory setting (`4g`, `512m`, `1024`: MiB without a unit); None if
+    unreadable."""
+    match = _SPARK_MEMORY.fullmatch(text.strip())
+    if match is None:
+        return None
+    unit = match.group(2).lower()
+    scale = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[unit]
+    return int(match.group(1)) * scale
 
 
 def summary_int(summary: Mapping[str, str], key: str) -> int:
@@ -1231,6 +1322,7 @@ def run_in_session(
     after = table_figures(table)
     commits = commit_totals(commits_since(table, before["snapshotId"]))
     cpu = run_cpu_seconds(spark)
+    memory = run_memory(spark)
     return {
         "ok": True,
         "taskId": task["id"],
@@ -1241,6 +1333,7 @@ def run_in_session(
         "durationMs": int((time.monotonic() - started) * 1000),
         "commits": commits,
         **({} if cpu is None else {"cpuSeconds": round(max(0.0, cpu - cpu_before), 3)}),
+        **({} if memory is None else {"memory": memory}),
         **outcome,
     }
 

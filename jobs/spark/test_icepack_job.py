@@ -84,6 +84,26 @@ class LedgerFiguresTest(unittest.TestCase):
         for master in ("local-cluster[1,1,1024]", "k8s://https://10.0.0.1:443", "yarn", "spark://h:7077"):
             self.assertFalse(job.executors_in_driver(master), master)
 
+    def test_peak_heap_is_the_largest_executors_and_leaves_the_driver_out(self):
+        executors = [
+            {"id": "driver", "peakMemoryMetrics": {"JVMHeapMemory": 9 * 2**30}},
+            {"id": "1", "peakMemoryMetrics": {"JVMHeapMemory": 700 * 2**20, "JVMOffHeapMemory": 10}},
+            {"id": "2", "peakMemoryMetrics": {"JVMHeapMemory": 900 * 2**20}},
+            {"id": "3"},
+            {"id": "4", "peakMemoryMetrics": {"JVMHeapMemory": "x"}},
+        ]
+        self.assertEqual(job.executors_peak_heap(executors), 900 * 2**20)
+        self.assertIsNone(job.executors_peak_heap([{"id": "driver", "peakMemoryMetrics": {"JVMHeapMemory": 5}}]))
+        self.assertIsNone(job.executors_peak_heap([{"id": "1", "peakMemoryMetrics": {"JVMHeapMemory": 0}}]))
+
+    def test_reads_spark_memory_settings(self):
+        self.assertEqual(job.spark_memory_bytes("4g"), 4 * 2**30)
+        self.assertEqual(job.spark_memory_bytes("512m"), 512 * 2**20)
+        self.assertEqual(job.spark_memory_bytes("2G"), 2 * 2**30)
+        self.assertEqual(job.spark_memory_bytes("1024"), 1024 * 2**20)
+        self.assertEqual(job.spark_memory_bytes("64kb"), 64 * 2**10)
+        self.assertIsNone(job.spark_memory_bytes("lots"))
+
     def test_stages_are_settled_when_none_runs_or_waits(self):
         self.assertTrue(job.stages_settled([]))
         self.assertTrue(job.stages_settled([{"status": "COMPLETE", "numActiveTasks": 0}, {"status": "SKIPPED"}]))
@@ -97,7 +117,7 @@ class LedgerFiguresTest(unittest.TestCase):
 
         bodies = {
             "/api/v1/applications/app-1/stages": json.dumps([{"executorCpuTime": 10**9}]).encode(),
-            "/api/v1/applications/app-big/stages": b"[" + b" " * job.STAGES_RESPONSE_LIMIT + b"]",
+            "/api/v1/applications/app-big/stages": b"[" + b" " * job.MONITORING_RESPONSE_LIMIT + b"]",
             "/api/v1/applications/app-odd/stages": b'{"stages": []}',
         }
 

@@ -25,6 +25,15 @@ export const sizingSampleSchema = z.object({
   cpuSeconds: z.number().min(0).optional(),
   /** `oom`: killed for or failed with out-of-memory; `timeout`: cancelled at the timeout. */
   outcome: z.enum(['ok', 'oom', 'timeout']),
+  /** Executor heap requested per executor core (a core rewrites one file group at a time). */
+  heapPerCoreBytes: amount.optional(),
+  /**
+   * The most heap the run's executors used (the job's `memory.peakHeapBytes`: the largest
+   * executor's peak on a cluster, the driver JVM's locally), if measured.
+   */
+  peakHeapBytes: amount.optional(),
+  /** The task slots that shared that heap (executor cores; local mode's threads). */
+  heapCores: z.number().int().min(1).max(100_000).optional(),
 });
 export type SizingSample = z.output<typeof sizingSampleSchema>;
 
@@ -61,6 +70,20 @@ export const sizingModelSchema = z.object({
   }),
   /** What `sizeJob` uses: bytes per core = bytes per core-second × the target run time. */
   bytesPerCore: amount,
+  /**
+   * Executor heap per core — per file group rewritten at once — the prior (the group's
+   * `executorMemory / executorCores`), the fit from measured peaks and out-of-memory runs, and
+   * its bounds; `samples`: the samples it counted. `sizeJob` uses `fitted` when learned.
+   */
+  heapPerCore: z
+    .object({
+      prior: amount,
+      fitted: amount,
+      min: amount,
+      max: amount,
+      samples: amount,
+    })
+    .optional(),
   targetRunSeconds: z.number().int().positive(),
   /** When it was fitted (ISO-8601). */
   at: z.iso.datetime(),

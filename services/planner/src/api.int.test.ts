@@ -163,6 +163,13 @@ describe('planner API', () => {
       samples: { total: 42, used: 30, oom: 1, timeout: 0 },
       bytesPerCoreSecond: { prior, fitted: prior * 1.5, min: prior / 4, max: prior * 4 },
       bytesPerCore: Math.round(prior * 1.5 * 600),
+      heapPerCore: {
+        prior: 2 ** 31,
+        fitted: 1.5 * 2 ** 30,
+        min: 2 ** 29,
+        max: 2 ** 33,
+        samples: 30,
+      },
       targetRunSeconds: 600,
       at: '2026-12-02T14:00:00.000Z',
     };

@@ -7,7 +7,7 @@ import {
   secretResolver,
 } from '@icepack/runtime';
 import type { CatalogAccessPolicy, Logger, SecretResolver } from '@icepack/runtime';
-import type { Binding, Catalog } from '@icepack/types';
+import { parseSparkMemoryBytes, type Binding, type Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
 import type { BatchLimits } from '../domain/batch.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
@@ -134,6 +134,8 @@ export function createCatalogWorker(
     logger: deps.logger,
     enabled: deps.sizing?.learned ?? true,
     ...(deps.sizing === undefined ? {} : { refreshMs: deps.sizing.refreshMs }),
+    groupHeapPerCore:
+      parseSparkMemoryBytes(binding.spark.executorMemory) / binding.spark.executorCores,
   });
   const worker = new TaskWorker({
     sizingModel,

@@ -288,7 +288,13 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
       const mergeSample = samples.find((s) => s.wallMs === merge.cost?.runMs);
       expect(mergeSample?.bytes).toBeGreaterThan(0);
       expect(mergeSample?.files).toBe(60);
-      if (variant.name === 'local') expect(mergeSample?.cpuSeconds).toBeGreaterThan(0);
+      if (variant.name === 'local') {
+        expect(mergeSample?.cpuSeconds).toBeGreaterThan(0);
+        // The driver JVM's heap peak (local mode: the executors are its threads), over its cores.
+        expect(mergeSample?.peakHeapBytes).toBeGreaterThan(0);
+        expect(mergeSample?.heapCores).toBeGreaterThanOrEqual(1);
+        expect(mergeSample?.heapPerCoreBytes).toBeGreaterThan(0);
+      }
     });
 
     it('sort leaves every data file sorted by the task order; content unchanged', () => {

@@ -92,6 +92,33 @@ describe('the learned sizing store', () => {
     expect(ttl).toBeLessThanOrEqual(180_000);
   });
 
+  it('fits the executor heap per core from measured peaks, through Redis, when given the group’s', async () => {
+    const name = catalog();
+    const group = 2 * GiB;
+    const store = new LearnedSizingStore({ redis, catalog: name, logger, groupHeapPerCore: group });
+    // Runs whose executors peaked at 1 GiB over 2 cores: 512 MiB a file group.
+    for (let i = 0; i < 20; i += 1) {
+      await store.record({
+        ...sample(prior),
+        peakHeapBytes: GiB,
+        heapCores: 2,
+        heapPerCoreBytes: group,
+      });
+    }
+    const model = await store.refresh();
+    const need = (GiB / 2) * 1.5;
+    expect(model.heapPerCore).toEqual({
+      prior: group,
+      fitted: Math.round(Math.exp((20 * Math.log(need) + 5 * Math.log(group)) / 25)),
+      min: group / 4,
+      max: group * 4,
+      samples: 20,
+    });
+    expect(store.options().executorHeapPerCoreBytes).toBe(model.heapPerCore!.fitted);
+    // The fields survive the store: what was recorded is what is read back.
+    expect((await store.samples())[0]).toMatchObject({ peakHeapBytes: GiB, heapCores: 2 });
+  });
+
   it('switched off: records and shows the fit, but sizes from the prior', async () => {
     const name = catalog();
     const store = new LearnedSizingStore({ redis, catalog: name, logger, enabled: false });

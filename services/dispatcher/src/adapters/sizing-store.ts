@@ -34,6 +34,11 @@ export interface LearnedSizingStoreOptions {
   readonly prior?: SizingOptions;
   /** Samples kept. Default `MAX_SIZING_SAMPLES`. */
   readonly maxSamples?: number;
+  /**
+   * The group's executor heap per core (`executorMemory / executorCores`): the prior of the
+   * fitted heap per core. Without it the heap is not learned.
+   */
+  readonly groupHeapPerCore?: number;
 }
 
 /**
@@ -44,7 +49,8 @@ export interface LearnedSizingStoreOptions {
  * last fit (the prior at first).
  */
 export class LearnedSizingStore implements SizingModelSource {
-  readonly #o: Required<LearnedSizingStoreOptions>;
+  readonly #o: Required<Omit<LearnedSizingStoreOptions, 'groupHeapPerCore'>> &
+    Pick<LearnedSizingStoreOptions, 'groupHeapPerCore'>;
   #options: SizingOptions;
   #timer: NodeJS.Timeout | undefined;
 
@@ -99,7 +105,7 @@ export class LearnedSizingStore implements SizingModelSource {
   /** Fits the model from the samples, uses it from now on and publishes it. */
   async refresh(): Promise<SizingModel> {
     const { catalog, enabled, prior, redis, refreshMs } = this.#o;
-    const fit = fitSizing(await this.samples(), prior);
+    const fit = fitSizing(await this.samples(), prior, undefined, this.#o.groupHeapPerCore);
     this.#options = enabled ? fit.options : prior;
     const model: SizingModel = {
       catalog,

@@ -491,6 +491,8 @@ export class TaskWorker {
       ...(end.ok ? {} : { errorKind: end.error.kind }),
       cores: coresOf(size),
       memoryBytes: size.request.memoryBytes,
+      heapPerCoreBytes: size.executor.memoryBytes / size.executor.cores,
+      ...(result?.memory === undefined ? {} : { memory: result.memory }),
       wallMs: endedAt - progress.startedAt,
       at: endedAt,
     });

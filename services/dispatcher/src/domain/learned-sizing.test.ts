@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LEARNED_SIZING,
   fitSizing,
+  HEAP_HEADROOM,
   runSample,
   TARGET_RUN_SECONDS,
 } from './learned-sizing.ts';
@@ -115,6 +116,94 @@ describe('fitSizing', () => {
   });
 });
 
+describe('fitSizing: executor heap per core (per file group)', () => {
+  const group = 2 * GiB; // the default group: 4g over 2 executor cores
+
+  /** A succeeded run whose executors peaked at `peak` bytes of heap over `cores` slots. */
+  function measured(peak: number, cores = 2): SizingSample {
+    return run(GiB, prior, { peakHeapBytes: peak, heapCores: cores, heapPerCoreBytes: group });
+  }
+
+  it('is not learned without the group’s heap per core, and is the group’s without samples', () => {
+    expect(fitSizing([measured(GiB)]).options.executorHeapPerCoreBytes).toBeUndefined();
+    expect(fitSizing([measured(GiB)]).model.heapPerCore).toBeUndefined();
+    const fit = fitSizing([run(GiB, prior)], {}, undefined, group);
+    expect(fit.model.heapPerCore).toEqual({
+      prior: group,
+      fitted: group,
+      min: group / 4,
+      max: group * 4,
+      samples: 0,
+    });
+    expect(fit.options.executorHeapPerCoreBytes).toBe(group);
+  });
+
+  it('moves toward the measured peak per core with headroom, as samples accumulate', () => {
+    // 1 GiB peak over 2 cores: 512 MiB a file group, 768 MiB with the headroom.
+    const need = (GiB / 2) * HEAP_HEADROOM;
+    const few = fitSizing([measured(GiB)], {}, undefined, group).model.heapPerCore!;
+    const many = fitSizing(
+      Array.from({ length: 195 }, () => measured(GiB)),
+      {},
+      undefined,
+      group,
+    ).model.heapPerCore!;
+    expect(few.fitted).toBe(Math.round(Math.exp((Math.log(need) + 5 * Math.log(group)) / 6)));
+    expect(many.fitted).toBe(
+      Math.round(Math.exp((195 * Math.log(need) + 5 * Math.log(group)) / 200)),
+    );
+    expect(many.fitted).toBeLessThan(few.fitted);
+    expect(many.fitted).toBeGreaterThan(need);
+    expect(many.samples).toBe(195);
+  });
+
+  it('covers the 90th percentile of the needs, not the median: memory errs high', () => {
+    const small = Array.from({ length: 18 }, () => measured(GiB));
+    const large = Array.from({ length: 2 }, () => measured(3 * GiB));
+    const fit = fitSizing(
+      [...small, ...large],
+      {},
+      { ...DEFAULT_LEARNED_SIZING, priorWeight: 0 },
+      group,
+    );
+    // Nearest rank: the 18th of 20 needs is still a small run's; the 19th would be large.
+    expect(fit.model.heapPerCore!.fitted).toBe(Math.round((GiB / 2) * HEAP_HEADROOM));
+    const more = [...small.slice(2), ...large, ...large];
+    expect(
+      fitSizing(more, {}, { ...DEFAULT_LEARNED_SIZING, priorWeight: 0 }, group).model.heapPerCore!
+        .fitted,
+    ).toBe(Math.round(((3 * GiB) / 2) * HEAP_HEADROOM));
+  });
+
+  it('counts a run out of memory as needing twice the heap it had', () => {
+    const oom = run(GiB, prior, { outcome: 'oom', heapPerCoreBytes: GiB });
+    const fit = fitSizing(
+      Array.from({ length: 10 }, () => oom),
+      {},
+      { ...DEFAULT_LEARNED_SIZING, priorWeight: 0 },
+      group,
+    );
+    expect(fit.model.heapPerCore).toMatchObject({ fitted: 2 * GiB, samples: 10 });
+  });
+
+  it('stays within [group / 4, group × 4]', () => {
+    const tiny = fitSizing(
+      Array.from({ length: 200 }, () => measured(MiB)),
+      {},
+      undefined,
+      group,
+    );
+    const huge = fitSizing(
+      Array.from({ length: 200 }, () => measured(64 * GiB)),
+      {},
+      undefined,
+      group,
+    );
+    expect(tiny.options.executorHeapPerCoreBytes).toBe(group / 4);
+    expect(huge.options.executorHeapPerCoreBytes).toBe(group * 4);
+  });
+});
+
 describe('runSample', () => {
   const base = {
     estimate: { bytes: 5 * GiB, files: 300 },
@@ -142,6 +231,18 @@ describe('runSample', () => {
       cpuSeconds: 12.5,
       outcome: 'ok',
     });
+  });
+
+  it('keeps the heap requested per core and the job’s measured peak with its cores', () => {
+    expect(
+      runSample({
+        ...base,
+        ok: true,
+        cpuSeconds: 3,
+        heapPerCoreBytes: 2 * GiB + 0.4,
+        memory: { peakHeapBytes: 900 * MiB, cores: 2 },
+      }),
+    ).toMatchObject({ heapPerCoreBytes: 2 * GiB, peakHeapBytes: 900 * MiB, heapCores: 2 });
   });
 
   it('marks timed-out and out-of-memory runs with the task’s estimate', () => {

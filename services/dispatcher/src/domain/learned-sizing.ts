@@ -1,6 +1,6 @@
 // Job sizes learned from measured runs (issue 18, ADR 0026). Pure: the samples come from the
-// store, the fitted options go to `sizeJob`. The fit only moves `bytesPerCore`; the other
-// knobs keep today's constants.
+// store, the fitted options go to `sizeJob`. The fit moves `bytesPerCore` and, given the
+// group's per-core heap, `executorHeapPerCoreBytes`; the other knobs keep today's constants.
 import type { SizingModel, SizingSample } from '@icepack/types';
 import { OUT_OF_MEMORY_KIND } from './resource-failure.ts';
 import { DEFAULT_SIZING, type SizingOptions } from './sizing.ts';
@@ -59,15 +59,72 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
 }
 
+/** The heap a file group is given over the most a measured one used. */
+export const HEAP_HEADROOM = 1.5;
+
+/** Which share of the measured needs the heap covers: memory errs high, throughput does not. */
+export const HEAP_QUANTILE = 0.9;
+
+/** Nearest-rank quantile of non-empty `values`. */
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** `exp((n·ln value + k·ln prior) / (n + k))`, clamped: a few samples move it a little. */
+function shrunk(value: number, n: number, prior: number, k: number, min: number, max: number) {
+  const logFit = (n * Math.log(value) + k * Math.log(prior)) / (n + k);
+  return Math.min(Math.max(Math.exp(logFit), min), max);
+}
+
+/**
+ * What one run says a core's file group needs in heap: a measured run, its peak over the
+ * cores that shared the heap, with headroom; a run out of memory, twice what it had (it
+ * needed more; the next attempt of its task gets twice, `domain/resource-failure.ts`).
+ */
+function heapNeed(sample: SizingSample): number | undefined {
+  if (sample.outcome === 'ok' && sample.peakHeapBytes !== undefined) {
+    return (sample.peakHeapBytes / (sample.heapCores ?? 1)) * HEAP_HEADROOM;
+  }
+  if (sample.outcome === 'oom' && sample.heapPerCoreBytes !== undefined) {
+    return sample.heapPerCoreBytes * 2;
+  }
+  return undefined;
+}
+
+/**
+ * Fits the executor heap per core (per file group rewritten at once) from measured peaks:
+ * the 90th percentile of the needs — a heap too small kills the run, one too large only
+ * holds quota — shrunk toward the group's per-core heap in log space and clamped to
+ * [prior / bound, prior × bound]; `sizeJob` still never exceeds the group's `executorMemory`.
+ */
+function fitHeapPerCore(
+  samples: readonly SizingSample[],
+  prior: number,
+  settings: LearnedSizingSettings,
+): NonNullable<SizingModel['heapPerCore']> {
+  const min = Math.round(prior / settings.bound);
+  const max = Math.round(prior * settings.bound);
+  const needs = samples.map(heapNeed).filter((n): n is number => n !== undefined && n > 0);
+  const fitted =
+    needs.length === 0
+      ? prior
+      : shrunk(quantile(needs, HEAP_QUANTILE), needs.length, prior, settings.priorWeight, min, max);
+  return { prior: Math.round(prior), fitted: Math.round(fitted), min, max, samples: needs.length };
+}
+
 /**
  * Fits bytes per core-second from a catalog's recent samples: the median over the succeeded
  * runs of meaningful size (robust to a run that waited on a slow store or a busy node),
- * shrunk toward the prior in log space (throughputs are ratios), clamped to the bounds.
+ * shrunk toward the prior in log space (throughputs are ratios), clamped to the bounds. With
+ * `groupHeapPerCore` (the group's `executorMemory / executorCores`) it also fits the executor
+ * heap per core from the runs' measured peaks.
  */
 export function fitSizing(
   samples: readonly SizingSample[],
   base: SizingOptions = {},
   settings: LearnedSizingSettings = DEFAULT_LEARNED_SIZING,
+  groupHeapPerCore?: number,
 ): LearnedSizing {
   const priorBytesPerCore = base.bytesPerCore ?? DEFAULT_SIZING.bytesPerCore;
   const prior = priorBytesPerCore / TARGET_RUN_SECONDS;
@@ -78,17 +135,23 @@ export function fitSizing(
     .map((s) => ({ bytes: s.bytes, seconds: coreSeconds(s) }))
     .filter((s) => s.seconds > 0)
     .map((s) => s.bytes / s.seconds);
-  let fitted = prior;
-  if (rates.length > 0) {
-    const n = rates.length;
-    const k = settings.priorWeight;
-    const logFit = (n * Math.log(median(rates)) + k * Math.log(prior)) / (n + k);
-    fitted = Math.min(Math.max(Math.exp(logFit), min), max);
-  }
+  const fitted =
+    rates.length === 0
+      ? prior
+      : shrunk(median(rates), rates.length, prior, settings.priorWeight, min, max);
   const bytesPerCore = Math.round(fitted * TARGET_RUN_SECONDS);
+  const heapPerCore =
+    groupHeapPerCore === undefined || groupHeapPerCore <= 0
+      ? undefined
+      : fitHeapPerCore(samples, groupHeapPerCore, settings);
   return {
-    options: { ...base, bytesPerCore },
+    options: {
+      ...base,
+      bytesPerCore,
+      ...(heapPerCore === undefined ? {} : { executorHeapPerCoreBytes: heapPerCore.fitted }),
+    },
     model: {
+      ...(heapPerCore === undefined ? {} : { heapPerCore }),
       samples: {
         total: samples.length,
         used: rates.length,
@@ -115,6 +178,10 @@ export interface RunMeasurement {
   /** What the run requested. */
   readonly cores: number;
   readonly memoryBytes: number;
+  /** Executor heap requested per executor core. */
+  readonly heapPerCoreBytes?: number;
+  /** The job's measured heap: its peak and the task slots that shared it. */
+  readonly memory?: { readonly peakHeapBytes: number; readonly cores: number };
   readonly wallMs: number;
   /** When the run's end was known (ms). */
   readonly at: number;
@@ -144,5 +211,14 @@ export function runSample(run: RunMeasurement): SizingSample | undefined {
     wallMs: Math.max(0, Math.round(run.wallMs)),
     ...(run.cpuSeconds === undefined ? {} : { cpuSeconds: run.cpuSeconds }),
     outcome,
+    ...(run.heapPerCoreBytes === undefined
+      ? {}
+      : { heapPerCoreBytes: Math.max(0, Math.round(run.heapPerCoreBytes)) }),
+    ...(run.memory === undefined
+      ? {}
+      : {
+          peakHeapBytes: Math.max(0, Math.round(run.memory.peakHeapBytes)),
+          heapCores: Math.max(1, Math.round(run.memory.cores)),
+        }),
   };
 }

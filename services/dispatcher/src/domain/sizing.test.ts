@@ -51,6 +51,21 @@ describe('sizeJob', () => {
     expect(size.maxConcurrentFileGroupRewrites).toBe(8);
   });
 
+  it('gives each core the learned heap per file group, within the group’s executor memory', () => {
+    const input = { bytes: 10 * GiB, files: 200, minInputFiles: 5, spark, room: unlimited };
+    const learned = (perCore: number) =>
+      sizeJob(input, { executorHeapPerCoreBytes: perCore }).size.executor.memoryBytes;
+    // Default group: 4g over 2 cores. Measured runs needed 768 MiB a core: 1.5 GiB an executor.
+    expect(learned(768 * MiB)).toBe(1536 * MiB);
+    // Never under the smallest executor heap, never over the group's executor memory.
+    expect(learned(100 * MiB)).toBe(GiB);
+    expect(learned(8 * GiB)).toBe(4 * GiB);
+    // A smaller heap asks the quota for less.
+    expect(
+      sizeJob(input, { executorHeapPerCoreBytes: 768 * MiB }).size.request.memoryBytes,
+    ).toBeLessThan(sizeJob(input).size.request.memoryBytes);
+  });
+
   it('shrinks to the executors the quota has room for', () => {
     // Room for the driver and two executors, not three.
     const room: QuotaRoom = { cpuMillicores: 5_000, memoryBytes: 64 * GiB };

@@ -18,10 +18,20 @@ export interface SizingOptions {
   readonly filesPerDriverStep?: number;
   /** Smallest executor heap. Default 1 GiB. */
   readonly minExecutorMemoryBytes?: number;
+  /**
+   * Executor heap per executor core — a core rewrites one file group at a time, so this is
+   * the heap a file group gets. Default: the group's `executorMemory / executorCores`; the
+   * learned sizing sets it from measured runs (ADR 0026). The group's `executorMemory` stays
+   * the bound.
+   */
+  readonly executorHeapPerCoreBytes?: number;
 }
 
+type Defaulted = Required<Omit<SizingOptions, 'executorHeapPerCoreBytes'>> &
+  Pick<SizingOptions, 'executorHeapPerCoreBytes'>;
+
 /** Today's constants: the formula's defaults and the learned sizing's prior. */
-export const DEFAULT_SIZING: Required<SizingOptions> = {
+export const DEFAULT_SIZING: Required<Omit<SizingOptions, 'executorHeapPerCoreBytes'>> = {
   bytesPerCore: 2 * GiB,
   filesPerCore: 500,
   baseDriverMemoryBytes: GiB,
@@ -88,12 +98,14 @@ function clamp(value: number, min: number, max: number): number {
 
 function shape(
   input: SizingInput,
-  opts: Required<SizingOptions>,
+  opts: Defaulted,
   instances: number,
   coresWanted: number,
 ): JobSize {
   const { spark } = input;
-  const perCoreMemory = parseSparkMemoryBytes(spark.executorMemory) / spark.executorCores;
+  const perCoreMemory =
+    opts.executorHeapPerCoreBytes ??
+    parseSparkMemoryBytes(spark.executorMemory) / spark.executorCores;
   // One executor: only as many cores as the work needs. Several: the group's full shape.
   const executorCores =
     instances === 1 ? Math.min(spark.executorCores, coresWanted) : spark.executorCores;
@@ -135,7 +147,7 @@ function fitsRoom(size: JobSize, room: QuotaRoom): boolean {
  * free room. Pure. See docs/dispatcher.md for the formula.
  */
 export function sizeJob(input: SizingInput, options: SizingOptions = {}): SizingDecision {
-  const opts = { ...DEFAULT_SIZING, ...options };
+  const opts: Defaulted = { ...DEFAULT_SIZING, ...options };
   const coresWanted = Math.ceil(
     Math.max(
       1,

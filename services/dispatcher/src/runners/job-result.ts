@@ -46,8 +46,16 @@ export const jobResultSchema = z.union([
         deleteFilesRemoved: z.int(),
       })
       .optional(),
-    /** CPU seconds of the Spark JVM and the job's Python (local mode only). */
+    /** CPU seconds of the run: the driver's processes, and the executors' on a cluster. */
     cpuSeconds: z.number().min(0).optional(),
+    /** The most heap the executors used, their heap and the task slots sharing it. */
+    memory: z
+      .object({
+        peakHeapBytes: z.int().min(0),
+        heapBytes: z.int().min(0).optional(),
+        cores: z.int().min(1),
+      })
+      .optional(),
   }),
   z.looseObject({
     ok: z.literal(false),

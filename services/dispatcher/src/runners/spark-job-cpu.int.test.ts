@@ -31,12 +31,13 @@ driver = job.process_cpu_seconds([os.getppid(), os.getpid()])
 total = job.run_cpu_seconds(spark)
 context = spark.sparkContext
 executors = job.executor_cpu_seconds(job.stages_of(context.uiWebUrl, context.applicationId))
-print("PROBE " + json.dumps({"master": context.master, "driver": driver, "total": total, "executors": executors}))
+memory = job.run_memory(spark)
+print("PROBE " + json.dumps({"master": context.master, "driver": driver, "total": total, "executors": executors, "memory": memory}))
 spark.stop()
 `;
 
-describe('the job’s CPU figure on a cluster', () => {
-  it('adds the executors’ CPU from the monitoring API to the driver’s', async () => {
+describe('the job’s CPU and memory figures on a cluster', () => {
+  it('adds the executors’ CPU from the monitoring API to the driver’s, and reads their heap peak', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'icepack-cpu-probe-'));
     dirs.push(dir);
     const script = join(dir, 'probe.py');
@@ -61,11 +62,19 @@ describe('the job’s CPU figure on a cluster', () => {
       driver: number;
       total: number | null;
       executors: number;
+      memory: { peakHeapBytes: number; heapBytes?: number; cores: number } | null;
     };
     expect(probe.master).toBe('local-cluster[1,1,1024]');
     // The executor JVM did the summing: its CPU is counted, on top of the driver's.
     expect(probe.executors).toBeGreaterThan(0);
     expect(probe.total).not.toBeNull();
     expect(probe.total!).toBeGreaterThanOrEqual(probe.driver + probe.executors);
+    // The executor JVM's heap peak (issue 18, memory per file group): its own, not the
+    // driver's, within the 1 GiB heap `local-cluster[1,1,1024]` gives it, over its one core.
+    expect(probe.memory).not.toBeNull();
+    expect(probe.memory!.peakHeapBytes).toBeGreaterThan(0);
+    expect(probe.memory!.heapBytes).toBe(1024 * 2 ** 20);
+    expect(probe.memory!.peakHeapBytes).toBeLessThanOrEqual(probe.memory!.heapBytes!);
+    expect(probe.memory!.cores).toBe(1);
   }, 660_000);
 });
