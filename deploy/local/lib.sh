@@ -108,6 +108,11 @@ close_locks() {
   ICEPACK_LOCK_FDS=()
 }
 
+# unlocked COMMAND...: runs COMMAND without this script's lock descriptors. A script that starts
+# another service script (which may daemonize a server) while holding a lock must use it: the
+# daemon would inherit the descriptor and hold the lock for its whole life.
+unlocked() { (close_locks && "$@"); }
+
 # daemonize PIDFILE LOGFILE COMMAND...: runs COMMAND detached in its own session, output to
 # LOGFILE, and records its pid. Lock descriptors are closed so the daemon does not hold them.
 daemonize() {

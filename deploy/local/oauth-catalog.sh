@@ -170,7 +170,8 @@ start_nessie() {
 cmd_start() {
   command -v curl >/dev/null || die "curl is required"
   cmd_install
-  bash "$here/s3.sh" up >/dev/null
+  # Unlocked: the S3 server it may start must not inherit our install lock.
+  unlocked bash "$here/s3.sh" up >/dev/null
   lock "$ICEPACK_RUN/.oauth-catalog.lock"
   local java
   java="$(java21)"

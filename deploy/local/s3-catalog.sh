@@ -26,7 +26,8 @@ healthy() {
 cmd_start() {
   command -v curl >/dev/null || die "curl is required"
   cmd_install
-  bash "$here/s3.sh" up >/dev/null
+  # Unlocked: the S3 server it may start must not inherit our install lock.
+  unlocked bash "$here/s3.sh" up >/dev/null
   lock "$ICEPACK_RUN/.s3-catalog.lock"
   if instance_running s3-catalog "$pidfile" "$ICEPACK_S3_CATALOG_PORT"; then
     log "s3-catalog: already running (pid $(cat "$pidfile")) on $uri"
