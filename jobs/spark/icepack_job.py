@@ -500,13 +500,22 @@ def java_chain(error: BaseException) -> list[tuple[str, str]]:
     return chain
 
 
+# Executors sample their memory every second while tasks run, so that each task end carries
+# the heap peak seen during the task (docs/spark-job.md#figures). Spark's default samples only at
+# heartbeats, every 10 s and first 10–20 s after an executor starts: a run shorter than that
+# reported no executor heap at all, and learned sizing (issue 18) had nothing to learn from.
+EXECUTOR_METRICS_POLLING = ("spark.executor.metrics.pollingInterval", "1s")
+
+
 def build_session(args: argparse.Namespace, task_type: str):
     from pyspark.sql import SparkSession
 
     name = args.catalog_name
     prefix = f"spark.sql.catalog.{name}"
-    builder = SparkSession.builder.appName(f"icepack-{task_type}").config(
-        "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+    builder = (
+        SparkSession.builder.appName(f"icepack-{task_type}")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(*EXECUTOR_METRICS_POLLING)
     )
     if args.catalog_uri:
         builder = (
@@ -1165,18 +1174,27 @@ def executors_of(ui_url: str, app_id: str, timeout: float = 10.0) -> list[Mappin
     return monitoring_list(ui_url, app_id, "allexecutors", timeout)
 
 
+def heap_of(metrics: Any) -> int | None:
+    """`JVMHeapMemory` of one of Spark's executor-metrics objects, when positive."""
+    value = metrics.get("JVMHeapMemory") if isinstance(metrics, dict) else None
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def executors_peak_heap(executors: list[Mapping[str, Any]]) -> int | None:
-    """The highest heap any executor JVM used (Spark's `peakMemoryMetrics.JVMHeapMemory`, from
-    the heartbeats and task ends), the driver left out; None when no executor reported one."""
-    peaks = []
-    for executor in executors:
-        if executor.get("id") == "driver":
-            continue
-        metrics = executor.get("peakMemoryMetrics")
-        value = metrics.get("JVMHeapMemory") if isinstance(metrics, dict) else None
-        if isinstance(value, int) and value > 0:
-            peaks.append(value)
-    return max(peaks) if peaks else None
+    """The highest heap any executor JVM used (Spark's `peakMemoryMetrics.JVMHeapMemory`), the
+    driver left out; None when no executor reported one. The live UI updates these executor
+    peaks only from heartbeats (`spark.executor.heartbeatInterval`, the first one 1–2 intervals
+    after the executor started): a short run can end before any."""
+    peaks = [heap_of(e.get("peakMemoryMetrics")) for e in executors if e.get("id") != "driver"]
+    return max((p for p in peaks if p is not None), default=None)
+
+
+def stages_peak_heap(stages: list[Mapping[str, Any]]) -> int | None:
+    """The highest heap an executor JVM used while running the tasks of these stages (a stage's
+    `peakExecutorMetrics`, from its task ends: what the executor's metrics poller saw during
+    each task, see EXECUTOR_METRICS_POLLING); None when no task reported one."""
+    peaks = [heap_of(s.get("peakExecutorMetrics")) for s in stages]
+    return max((p for p in peaks if p is not None), default=None)
 
 
 def jvm_peak_heap(spark) -> tuple[int, int] | None:
@@ -1213,11 +1231,15 @@ def run_memory(spark) -> dict[str, Any] | None:
     if not ui_url:
         return None
     try:
-        # Executors report their peaks with task ends and heartbeats, through the listener
-        # bus: wait (a little) for the first to show.
+        # The peaks reach the monitoring store through the listener bus, with the task ends
+        # (per stage) and the heartbeats (per executor): wait (a little) for the stages to
+        # settle and a peak to show, and take the larger of the two.
         for _ in range(20):
-            peak = executors_peak_heap(executors_of(ui_url, context.applicationId))
-            if peak is not None:
+            stages = stages_of(ui_url, context.applicationId)
+            executors = executors_of(ui_url, context.applicationId)
+            peaks = [p for p in (stages_peak_heap(stages), executors_peak_heap(executors)) if p is not None]
+            peak = max(peaks, default=None)
+            if peak is not None and stages_settled(stages):
                 break
             time.sleep(0.25)
     except (OSError, ValueError):

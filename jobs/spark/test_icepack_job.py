@@ -96,6 +96,17 @@ class LedgerFiguresTest(unittest.TestCase):
         self.assertIsNone(job.executors_peak_heap([{"id": "driver", "peakMemoryMetrics": {"JVMHeapMemory": 5}}]))
         self.assertIsNone(job.executors_peak_heap([{"id": "1", "peakMemoryMetrics": {"JVMHeapMemory": 0}}]))
 
+    def test_stage_peak_heap_is_the_largest_task_end_peak(self):
+        stages = [
+            {"stageId": 0, "peakExecutorMetrics": {"JVMHeapMemory": 70 * 2**20}},
+            {"stageId": 1},
+            {"stageId": 2, "peakExecutorMetrics": {"JVMHeapMemory": 80 * 2**20}},
+            {"stageId": 3, "peakExecutorMetrics": {"JVMHeapMemory": 0}},
+            {"stageId": 4, "peakExecutorMetrics": "x"},
+        ]
+        self.assertEqual(job.stages_peak_heap(stages), 80 * 2**20)
+        self.assertIsNone(job.stages_peak_heap([{"stageId": 1}, {"stageId": 3, "peakExecutorMetrics": {}}]))
+
     def test_reads_spark_memory_settings(self):
         self.assertEqual(job.spark_memory_bytes("4g"), 4 * 2**30)
         self.assertEqual(job.spark_memory_bytes("512m"), 512 * 2**20)

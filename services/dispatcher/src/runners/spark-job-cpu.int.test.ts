@@ -20,12 +20,12 @@ afterAll(async () => {
 });
 
 const PROBE = `
-import json, os, sys
+import argparse, json, os, sys
 sys.path.insert(0, ${JSON.stringify(jobsDir)})
 import icepack_job as job
-from pyspark.sql import SparkSession
 
-spark = SparkSession.builder.appName("icepack-cpu-probe").getOrCreate()
+# The job's own session, without a catalog.
+spark = job.build_session(argparse.Namespace(catalog_name="probe", catalog_uri=None, warehouse=None), "probe")
 spark.range(0, 20_000_000, numPartitions=2).selectExpr("sum(id * id % 7)").collect()
 driver = job.process_cpu_seconds([os.getppid(), os.getpid()])
 total = job.run_cpu_seconds(spark)
@@ -47,6 +47,15 @@ describe('the job’s CPU and memory figures on a cluster', () => {
       [
         ...['--master', 'local-cluster[1,1,1024]'],
         ...['--conf', 'spark.ui.port=0', '--conf', 'spark.driver.host=127.0.0.1'],
+        // No executor heartbeat during the probe (the first would come 100–200 s after the
+        // executor started): the heap peak must come with the task ends. Before, it came only
+        // from heartbeats, and a run shorter than 10–20 s reported none.
+        ...[
+          '--conf',
+          'spark.executor.heartbeatInterval=100s',
+          '--conf',
+          'spark.network.timeout=600s',
+        ],
         script,
       ],
       {
