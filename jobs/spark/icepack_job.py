@@ -808,7 +808,6 @@ DAY_MS = 24 * 60 * 60 * 1000
 ORPHAN_MIN_AGE_FLOOR_MS = DAY_MS
 ORPHAN_MIN_AGE_KEY = "icepack.orphan.min-age"
 ORPHAN_QUARANTINE_WINDOW_KEY = "icepack.orphan.quarantine-window"
-DEFAULT_ORPHAN_MIN_AGE_MS = 3 * DAY_MS
 # Table properties by which another table's files may live outside `<location>/data|metadata`.
 _TABLE_PATH_KEYS = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?")
