@@ -977,6 +977,23 @@ class LocalStore:
         os.replace(target + ".tmp", target)
 
 
+def lists_prefixes(io) -> bool:
+    """Does this FileIO list a prefix (Iceberg's SupportsPrefixOperations: S3FileIO, HadoopFileIO,
+    ResolvingFileIO)? By the Java class's interfaces, walked up its superclasses and their
+    super-interfaces."""
+    wanted = "org.apache.iceberg.io.SupportsPrefixOperations"
+    pending = [io.getClass()]
+    while pending:
+        cls = pending.pop()
+        if cls is None:
+            continue
+        if cls.getName() == wanted:
+            return True
+        pending.append(cls.getSuperclass())
+        pending.extend(cls.getInterfaces())
+    return False
+
+
 class FileIOStore:
     """The table's own storage through its Iceberg FileIO (S3FileIO, HadoopFileIO, …): the
     catalog's credentials, no second client configuration."""
@@ -986,7 +1003,7 @@ class FileIOStore:
         self._io = io
 
     def list(self, prefix: str) -> list[tuple[str, int]]:
-        if not self._jvm.org.apache.iceberg.io.SupportsPrefixOperations.class_.isInstance(self._io):
+        if not lists_prefixes(self._io):
             raise JobError("failed", f"the table's FileIO {self._io.getClass().getName()} cannot list a prefix")
         out = []
         iterator = self._io.listPrefix(prefix).iterator()
@@ -1260,15 +1277,18 @@ def find_orphans(spark, table, older_than_ms: int) -> list[str]:
     actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
     collect = jvm.java.util.stream.Stream.builder()
     action = actions.deleteOrphanFiles(table).location(table.location()).olderThan(older_than_ms).deleteWith(collect)
-    if jvm.org.apache.iceberg.io.SupportsPrefixOperations.class_.isInstance(table.io()):
+    if lists_prefixes(table.io()):
         action = action.usePrefixListing(True)
     result = action.execute()
     return [str(path) for path in _each(result.orphanFileLocations())]
 
 
-def run_orphans(spark, catalog_name: str, table, task: dict[str, Any], limits: dict[str, int], now_ms: int) -> dict[str, Any]:
+def run_orphans(
+    spark, catalog_name: str, table, task: dict[str, Any], limits: dict[str, int], now_ms: int, before_moves=None
+) -> dict[str, Any]:
     """Purges the quarantine runs past their window, then quarantines the orphans older than
-    the cutoff, leaving other tables' files alone (excluded_prefixes)."""
+    the cutoff, leaving other tables' files alone (excluded_prefixes). `before_moves` (tests):
+    called with the candidates after the listing, before anything moves."""
     name = [*task["table"]["namespace"], task["table"]["name"]]
     location = str(table.location())
     store = FileIOStore(spark, table.io())
@@ -1279,6 +1299,8 @@ def run_orphans(spark, catalog_name: str, table, task: dict[str, Any], limits: d
     snapshot = table.currentSnapshot()
     start = None if snapshot is None else str(snapshot.snapshotId())
     orphans = orphan_candidates(find_orphans(spark, table, limits["olderThanMs"]), location, excluded)
+    if before_moves is not None:
+        before_moves(orphans)
     moved = quarantine_orphans(
         store,
         {"table": task["table"], "uuid": uuid},

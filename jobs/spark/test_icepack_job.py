@@ -982,3 +982,14 @@ class QuarantineTest(unittest.TestCase):
         self.assertIsNone(self.read(out["manifest"]))
         self.assertEqual(self.read(self.path("data/live.parquet")), b"live rows")
         self.assertIsNone(self.read(self.path("data/p=1/orphan-1.parquet")))
+
+
+class RestoreArgsTest(unittest.TestCase):
+    def test_restore_needs_an_orphans_task_and_one_task(self):
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            code = job.main(["--task-json", json.dumps(MERGE), "--restore-run", "20261202T221500Z-3fa9c1"])
+        self.assertEqual(code, 2)
+        self.assertIn("--restore-run needs an orphans task", json.loads(out.getvalue())["error"]["message"])
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            job.parse_args(["--tasks", "-", "--result-dir", "/tmp/x", "--restore-run", "r"])
