@@ -1246,24 +1246,31 @@ def referenced_since(table, snapshot_id: str | None) -> Any:
 
 def catalog_tables(spark, catalog_name: str, own: list[str]) -> list[dict[str, Any]]:
     """Every other table of the catalog with its location and properties: the tables whose
-    files may lie in this table's location. Views and tables that fail to load are skipped."""
+    files may lie in this table's location. A table or namespace dropped meanwhile is skipped;
+    any other failure to read one fails the run (it might be a table nested here)."""
     jvm = spark.sparkContext._jvm
     catalog = spark._jsparkSession.sessionState().catalogManager().catalog(catalog_name).icebergCatalog()
     out: list[dict[str, Any]] = []
     pending = [jvm.org.apache.iceberg.catalog.Namespace.empty()]
     while pending:
         namespace = pending.pop()
-        for child in _each(catalog.listNamespaces(namespace)):
-            pending.append(child)
-        if len(namespace.levels()) == 0:
+        try:
+            pending.extend(_each(catalog.listNamespaces(namespace)))
+            idents = [] if len(namespace.levels()) == 0 else list(_each(catalog.listTables(namespace)))
+        except Exception as error:  # noqa: BLE001 — a namespace dropped meanwhile has no tables
+            if "NoSuchNamespace" not in "".join(name for name, _ in java_chain(error)):
+                raise
             continue
-        for ident in _each(catalog.listTables(namespace)):
+        for ident in idents:
             name = [*list(ident.namespace().levels()), str(ident.name())]
             if name == own:
                 continue
             try:
                 other = catalog.loadTable(ident)
-            except Exception:  # noqa: BLE001 — dropped meanwhile
+            except Exception as error:  # noqa: BLE001 — only a table dropped meanwhile is skipped:
+                # one that cannot be read may have files here, so the run fails instead.
+                if "NoSuchTable" not in "".join(name for name, _ in java_chain(error)):
+                    raise
                 continue
             out.append({"name": ".".join(name), "location": str(other.location()), "properties": dict(other.properties())})
     return out
