@@ -45,7 +45,7 @@ describe('taskSchema', () => {
     expect(firstPath({ ...orphans, parameters: { ...orphans.parameters, maxFiles: 0 } })).toBe(
       'parameters.maxFiles',
     );
-    const { quarantineWindowMs: _, ...noWindow } = orphans.parameters as Record<string, unknown>;
+    const noWindow = { olderThan: '2025-12-27T12:00:00.000Z', maxFiles: 10 };
     expect(firstPath({ ...orphans, parameters: noWindow })).toBe('parameters.quarantineWindowMs');
   });
 
