@@ -993,3 +993,36 @@ class RestoreArgsTest(unittest.TestCase):
         self.assertIn("--restore-run needs an orphans task", json.loads(out.getvalue())["error"]["message"])
         with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
             job.parse_args(["--tasks", "-", "--result-dir", "/tmp/x", "--restore-run", "r"])
+
+
+class _JavaClass:
+    def __init__(self, name, superclass=None, interfaces=()):
+        self._name, self._super, self._interfaces = name, superclass, list(interfaces)
+
+    def getName(self):
+        return self._name
+
+    def getSuperclass(self):
+        return self._super
+
+    def getInterfaces(self):
+        return self._interfaces
+
+
+class _JavaObject:
+    def __init__(self, cls):
+        self._cls = cls
+
+    def getClass(self):
+        return self._cls
+
+
+class PrefixListingTest(unittest.TestCase):
+    def test_finds_the_interface_through_superclasses_and_super_interfaces(self):
+        prefix = _JavaClass("org.apache.iceberg.io.SupportsPrefixOperations")
+        delegate = _JavaClass("org.apache.iceberg.io.DelegateFileIO", interfaces=[prefix])
+        s3 = _JavaClass("org.apache.iceberg.aws.s3.S3FileIO", interfaces=[delegate])
+        subclass = _JavaClass("com.example.MyS3FileIO", superclass=s3)
+        self.assertTrue(job.lists_prefixes(_JavaObject(subclass)))
+        plain = _JavaClass("com.example.PlainFileIO", interfaces=[_JavaClass("org.apache.iceberg.io.FileIO")])
+        self.assertFalse(job.lists_prefixes(_JavaObject(plain)))
