@@ -50,7 +50,8 @@ export function minInputFilesOf(task: Task): number {
       return 1;
     case 'orphans':
       return Math.max(1, task.state.filesToRewrite);
-    default:
+    case 'merge':
+    case 'sort':
       return task.parameters.minInputFiles;
   }
 }
