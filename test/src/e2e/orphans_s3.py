@@ -6,12 +6,16 @@
 
 Builds `NS.orders` (three commits) and `NS.orders_nested`, a table whose location is inside
 orders' own; plants an unreferenced file in each location; takes a cutoff after all of them
-(moto's clock, whole seconds); then runs the job's orphans operation on `orders` with a clock a
-day past the cutoff — so what exists by the cutoff is "old" and the writer's files are young,
-as in production a day later — while a writer thread appends to `orders`. The writer commits at
-least once between the listing and the moves (the job's `before_moves` hook waits for it).
-Then restores the quarantine run with the job's `--restore-run` code path and runs the task once
-more through `run_in_session` with the real clock. Prints one JSON line of facts.
+(moto's clock, whole seconds); plants a young unreferenced file after the cutoff; then runs the
+job's orphans operation on `orders` with a clock a day past the cutoff — so what exists by the
+cutoff is "old" and the writer's and the young file are not, as in production a day later —
+while a writer thread appends to `orders`. The writer commits at least once between the listing
+and the moves (the job's `before_moves` hook waits for it).
+Then restores the quarantine run with the job's `--restore-run` code path; quarantines again
+with a second cutoff taken after the restore (a restored file is new to the store, so young
+again); runs the task through `run_in_session` with the real clock (nothing a day old: nothing
+moves, the quarantine is kept within its window); and runs once more with a clock past the
+quarantine window, which purges it. Prints one JSON line of facts.
 """
 
 from __future__ import annotations
@@ -59,6 +63,22 @@ def referenced(spark, name: str) -> set[str]:
     return paths
 
 
+def store_clock_after(store, io, probe: str, newest_ms: int) -> int:
+    """The S3 store's clock (moto stamps objects with its own time, whole seconds), strictly
+    after `newest_ms`: a cutoff that every file written so far is older than."""
+    cutoff = 0
+    while cutoff <= newest_ms:
+        time.sleep(0.5)
+        store.write_text(probe, "clock")
+        cutoff = next(int(i.createdAtMillis()) for i in job._each(io.listPrefix(probe)))
+    store.delete(probe)
+    return cutoff
+
+
+def newest_ms(io, location: str) -> int:
+    return max(int(info.createdAtMillis()) for info in job._each(io.listPrefix(location)))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--catalog-uri", required=True)
@@ -89,14 +109,14 @@ def main() -> int:
             store.write_text(path, f"not a parquet file: an orphan at {path}")
         listed_before = {path for path, _ in store.list(location)}
         # The cutoff: moto's clock strictly after every file above (its times are whole seconds).
-        newest = max(int(info.createdAtMillis()) for info in job._each(io.listPrefix(location)))
         probe = f"s3://{args.bucket}/probes/{ns}/clock"
-        cutoff = 0
-        while cutoff <= newest:
-            time.sleep(0.5)
-            store.write_text(probe, "clock")
-            cutoff = next(int(i.createdAtMillis()) for i in job._each(io.listPrefix(probe)))
-        store.delete(probe)
+        cutoff = store_clock_after(store, io, probe, newest_ms(io, location))
+        # Young: written at or after the cutoff, so not older than it (Iceberg's test is `<`).
+        young = f"{location}/data/00001-0-young-orphan.parquet"
+        young_text = f"not a parquet file: a young orphan at {young}"
+        store.write_text(young, young_text)
+        planted_text = f"not a parquet file: an orphan at {planted}"
+        planted_size = len(planted_text.encode())
         nested_before = sorted(path for path, _ in store.list(f"{location}/nested"))
         orders_lines = row_lines(spark, orders)
         orders_before = digest(orders_lines)
@@ -160,6 +180,9 @@ def main() -> int:
             outcome=outcome,
             moved=moved,
             plantedMoved=planted in moved,
+            plantedGoneFromLocation=store.size(planted) is None,
+            youngMoved=young in moved or young in facts.get("candidates", []),
+            youngUntouched=store.read_text(young) == young_text,
             plantedNestedMoved=planted_nested in moved,
             movedNotListedBeforeCutoff=[p for p in moved if p not in listed_before],
             movedButReferenced=sorted(set(moved) & live_now),
@@ -175,20 +198,50 @@ def main() -> int:
         )
 
         # Restore through the job's --restore-run path: the planted file is back, byte for byte.
-        planted_text_size = len(f"not a parquet file: an orphan at {planted}".encode())
-        args_restore = argparse.Namespace(catalog_name=cat, restore_run=outcome["run"])
-        restored = job.restore_run(spark, args_restore, task)
+        # The arguments and task as `main` reads them (the session is this one, not a new one).
+        args_restore = job.parse_args(["--task-json", json.dumps(task), "--restore-run", outcome["run"]])
+        restored = job.restore_run(spark, args_restore, job.parse_task(job.read_task(args_restore)))
         facts.update(
             restore=restored["restore"],
-            plantedBack=store.size(planted) == planted_text_size,
-            plantedBackText=store.read_text(planted) == f"not a parquet file: an orphan at {planted}",
+            plantedBack=store.size(planted) == planted_size,
+            plantedBackText=store.read_text(planted) == planted_text,
             quarantineLeft=sorted(path for path, _ in store.list(job.quarantine_root(location))),
             ordersAfterRestore=checksum(spark, orders),
         )
-        # The real path with the real clock: nothing on moto is a day old, so nothing moves.
+
+        # The second window. A second cutoff after the restore (the restored copy is a new
+        # object, young again): the planted and the young file are both old by it.
+        cutoff2 = store_clock_after(store, io, probe, newest_ms(io, location))
+        now2_ms = cutoff2 + job.DAY_MS
+        limits2 = dict(limits, olderThanMs=cutoff2)
+        second = job.run_orphans(spark, cat, table, task, limits2, now2_ms)["orphans"]
+        second_moved = [
+            e["path"] for e in json.loads(store.read_text(second["manifest"]))["files"] if e["state"] == "quarantined"
+        ] if second.get("manifest") else []
+        in_quarantine = sorted(path for path, _ in store.list(job.quarantine_root(location)))
+        # The real path with the real clock: nothing on moto is a day old, so nothing moves,
+        # and the second run's quarantine is within its window, so it stays.
         real_task = dict(task, parameters=dict(task["parameters"], olderThan=job.format_instant_ms(int(time.time() * 1000))))
         result = job.run_in_session(spark, argparse.Namespace(catalog_name=cat), real_task, time.monotonic())
         facts["realClock"] = {"ok": result["ok"], "orphans": result["orphans"]}
+        facts["quarantineAfterRealClock"] = sorted(path for path, _ in store.list(job.quarantine_root(location)))
+        # Past the window: the first run after it deletes the quarantined files and the manifest.
+        purge_ms = now2_ms + limits2["quarantineWindowMs"] + 1000
+        purge = job.run_orphans(spark, cat, table, task, limits2, purge_ms)["orphans"]
+        live_after_purge = referenced(spark, orders)
+        facts.update(
+            second=second,
+            secondMoved=sorted(second_moved),
+            secondQuarantine=in_quarantine,
+            purge=purge,
+            quarantineAfterPurge=sorted(path for path, _ in store.list(job.quarantine_root(location))),
+            plantedAfterPurge=store.size(planted),
+            youngAfterPurge=store.size(young),
+            referencedMissingAfterPurge=sorted(p for p in live_after_purge if store.size(p) is None),
+            ordersAfterPurge=checksum(spark, orders),
+            nestedFilesAfterPurge=sorted(path for path, _ in store.list(f"{location}/nested")) == nested_before,
+            plantedPaths=[planted, young],
+        )
     finally:
         spark.stop()
     print(json.dumps(facts), flush=True)
