@@ -59,7 +59,7 @@ ERROR_KINDS: dict[str, tuple[int, bool]] = {
     "out-of-memory": (ExitCode.OUT_OF_MEMORY, True),
 }
 
-TASK_TYPES = ("cleanup", "merge", "sort")
+TASK_TYPES = ("cleanup", "merge", "sort", "orphans")
 SORT_STRATEGIES = ("sort", "zorder", "hilbert")
 SECRET_PROPERTIES = {"ICEPACK_CATALOG_TOKEN": "token", "ICEPACK_CATALOG_CREDENTIAL": "credential"}
 MAX_MESSAGE_CHARS = 2_000
@@ -183,6 +183,11 @@ def parse_task(value: Any) -> dict[str, Any]:
         parse_instant_ms(_require(params, "olderThan", str, where), f"{where}.olderThan")
         _positive_int(params, "retainLast", where)
         return value
+    if task_type == "orphans":
+        parse_instant_ms(_require(params, "olderThan", str, where), f"{where}.olderThan")
+        _positive_int(params, "quarantineWindowMs", where, minimum=0)
+        _positive_int(params, "maxFiles", where)
+        return value
     for key in ("targetFileSizeBytes", "maxFileSizeBytes", "minInputFiles", "deleteFileThreshold"):
         _positive_int(params, key, where)
     _positive_int(params, "minFileSizeBytes", where, minimum=0)
@@ -292,6 +297,7 @@ TYPE_ENABLED_KEYS = {
     "cleanup": "icepack.cleanup.enabled",
     "merge": "icepack.merge.enabled",
     "sort": "icepack.sort.enabled",
+    "orphans": "icepack.orphan.enabled",
 }
 GC_ENABLED_KEY = "gc.enabled"
 # The table's `icepack.*` key wins over Iceberg's own, which wins over Iceberg's default.
@@ -350,12 +356,23 @@ def guard_table(
     type_key = TYPE_ENABLED_KEYS[task["type"]]
     if not _switch(properties, type_key):
         raise Refused(f"{name} switches {task['type']} off ({type_key}=false); nothing done")
-    if task["type"] != "cleanup":
+    if task["type"] not in ("cleanup", "orphans"):
         return {}
     # Java's Boolean.parseBoolean, as Iceberg reads it: anything but "true" turns GC off.
     if properties.get(GC_ENABLED_KEY, "true").lower() != "true":
-        raise Refused(f"{name} has {GC_ENABLED_KEY}=false: its snapshots are not expired; nothing done")
+        what = "its snapshots are not expired" if task["type"] == "cleanup" else "its files may be shared: no orphan is moved"
+        raise Refused(f"{name} has {GC_ENABLED_KEY}=false: {what}; nothing done")
     params = task["parameters"]
+    if task["type"] == "orphans":
+        # Nessie serves a table's current snapshot only (its history is Nessie's commit log):
+        # every file of an older commit would look orphaned. Nessie's own GC handles those.
+        nessie = sorted(key for key in properties if key.startswith("nessie."))
+        if nessie:
+            raise Refused(
+                f"{name} is a Nessie table ({nessie[0]}): its metadata shows one snapshot, so live files "
+                "of older commits would look orphaned; use Nessie's GC; nothing done"
+            )
+        return orphan_limits(properties, params, now_ms)
     max_age_ms, min_keep = table_retention(properties)
     task_cutoff = parse_instant_ms(params["olderThan"], "task.parameters.olderThan")
     return {
@@ -781,6 +798,557 @@ def run_expire(spark, table, allowed: dict[str, Any]) -> dict[str, Any]:
             "deletedStatisticsFiles": result.deletedStatisticsFilesCount(),
         }
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Orphan files (task type `orphans`; docs/decisions/0032-orphan-files.md). Files under the
+# table's location that nothing of the table references, older than the cutoff, are moved to a
+# quarantine inside the location, `<location>/.icepack-quarantine/<run>/<relative path>`, with a
+# manifest written before anything moves; a later run deletes a run's quarantine once its window
+# has passed; `--restore-run` puts a run's files back. Iceberg's DeleteOrphanFiles action finds
+# the orphans (its listing, reachability and scheme handling), with a consumer that only collects
+# what it would delete; the moves are the job's own, through the table's FileIO.
+
+QUARANTINE_DIR = ".icepack-quarantine"
+QUARANTINE_MANIFEST = "manifest.json"
+DAY_MS = 24 * 60 * 60 * 1000
+# Never younger: a writer's files exist before its commit names them, and no writer takes a day
+# between the two. Same floor as Iceberg's remove_orphan_files procedure and the planner's.
+ORPHAN_MIN_AGE_FLOOR_MS = DAY_MS
+ORPHAN_MIN_AGE_KEY = "icepack.orphan.min-age"
+ORPHAN_QUARANTINE_WINDOW_KEY = "icepack.orphan.quarantine-window"
+# Table properties by which another table's files may live outside `<location>/data|metadata`.
+_TABLE_PATH_KEYS = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)?")
+_DURATION_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": DAY_MS}
+
+
+def parse_duration_ms(text: str) -> int | None:
+    """`100ms`, `30s`, `5m`, `1h`, `2d` or bare milliseconds, as @icepack/runtime parses them;
+    None when unreadable."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None:
+        return None
+    return round(float(match.group(1)) * _DURATION_UNIT_MS[match.group(2) or "ms"])
+
+
+def orphan_limits(properties: Mapping[str, str], task_params: dict[str, Any], now_ms: int) -> dict[str, int]:
+    """The cutoff and quarantine window the job applies: the more conservative of the task's and
+    the table's own (`icepack.orphan.*`), and never a cutoff younger than the one-day floor."""
+    min_age = ORPHAN_MIN_AGE_FLOOR_MS
+    own = parse_duration_ms(properties.get(ORPHAN_MIN_AGE_KEY) or "")
+    if own is not None:
+        min_age = max(min_age, own)
+    task_cutoff = parse_instant_ms(task_params["olderThan"], "task.parameters.olderThan")
+    window = task_params["quarantineWindowMs"]
+    own_window = parse_duration_ms(properties.get(ORPHAN_QUARANTINE_WINDOW_KEY) or "")
+    if own_window is not None:
+        window = max(window, own_window)
+    return {"olderThanMs": max(0, min(task_cutoff, now_ms - min_age)), "quarantineWindowMs": window}
+
+
+def _norm_location(location: str) -> str:
+    """A location compared as a prefix: no trailing slash, `s3a://`/`s3n://` as `s3://`, `file:///x`
+    as `file:/x` (Hadoop and Iceberg write both)."""
+    text = location.rstrip("/")
+    for alias in ("s3a://", "s3n://"):
+        if text.startswith(alias):
+            text = "s3://" + text[len(alias):]
+    if text.startswith("file:///"):
+        text = "file:/" + text[len("file:///"):]
+    return text
+
+
+def is_under(path: str, location: str) -> bool:
+    """Is `path` strictly inside `location` (by whole path segments)?"""
+    return _norm_location(path).startswith(_norm_location(location) + "/")
+
+
+def other_table_roots(location: str, properties: Mapping[str, str]) -> list[str]:
+    """Where a table writes its files: its data and metadata directories (Iceberg's defaults
+    under its location unless its properties move them) and any object-storage path."""
+    base = location.rstrip("/")
+    roots = [properties.get("write.data.path") or f"{base}/data", properties.get("write.metadata.path") or f"{base}/metadata"]
+    roots += [properties[key] for key in _TABLE_PATH_KEYS[2:] if properties.get(key)]
+    return roots
+
+
+def excluded_prefixes(name: str, own_location: str, others: list[dict[str, Any]]) -> list[str]:
+    """The prefixes under the table's location that hold other tables' files (nested tables,
+    or data paths pointing into it): never listed as orphans. `others`: the catalog's other
+    tables, `{"name", "location", "properties"}`. Raises Refused when another table shares the
+    location itself, or is a parent whose own files may lie anywhere in it: no prefix then
+    tells whose a file is."""
+    own = _norm_location(own_location)
+    out: list[str] = []
+    for other in others:
+        location = other["location"]
+        if _norm_location(location) == own:
+            raise Refused(
+                f"{name} shares its location {own_location} with table {other['name']}: whose files "
+                "are orphans cannot be told; nothing done"
+            )
+        if is_under(location, own_location):
+            # A nested table: its whole location is its own.
+            out.append(_norm_location(location))
+        for root in other_table_roots(location, other.get("properties") or {}):
+            if _norm_location(root) == own or is_under(own_location, root):
+                raise Refused(
+                    f"{name} lies in {root}, where table {other['name']} writes its files: whose files "
+                    "are orphans cannot be told; nothing done"
+                )
+            if is_under(root, own_location):
+                out.append(_norm_location(root))
+    # A prefix inside another excluded prefix adds nothing.
+    return sorted({p for p in out if not any(is_under(p, q) for q in out)})
+
+
+def orphan_candidates(paths: list[str], location: str, excluded: list[str]) -> list[str]:
+    """The orphans the job may move: inside the location, not in a quarantine, not another's."""
+    out = []
+    for path in paths:
+        if not is_under(path, location):
+            continue
+        relative = _norm_location(path)[len(_norm_location(location)) + 1:]
+        if relative.split("/")[0] == QUARANTINE_DIR or f"/{QUARANTINE_DIR}/" in f"/{relative}":
+            continue
+        if any(is_under(path, prefix) or _norm_location(path) == prefix for prefix in excluded):
+            continue
+        out.append(path)
+    return sorted(out)
+
+
+def quarantine_root(location: str) -> str:
+    return location.rstrip("/") + "/" + QUARANTINE_DIR
+
+
+def quarantine_path(location: str, run_id: str, path: str) -> str:
+    """`<location>/.icepack-quarantine/<run>/<path relative to the location>`."""
+    if not is_under(path, location):
+        raise ValueError(f"{path} is not under {location}")
+    relative = _norm_location(path)[len(_norm_location(location)) + 1:]
+    return f"{quarantine_root(location)}/{run_id}/{relative}"
+
+
+def new_run_id(now_ms: int) -> str:
+    """Sortable by time, unique: `20261202T221500Z-3fa9c1`."""
+    stamp = datetime.fromtimestamp(now_ms // 1000, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{os.urandom(3).hex()}"
+
+
+_RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+
+
+class LocalStore:
+    """Files on the local filesystem (`file:` URIs or paths): the unit tests' store, and the
+    shape FileIOStore gives the table's storage."""
+
+    @staticmethod
+    def _os(path: str) -> str:
+        if path.startswith("file://"):
+            return path[len("file://"):]
+        return path[len("file:"):] if path.startswith("file:") else path
+
+    def list(self, prefix: str) -> list[tuple[str, int]]:
+        root = self._os(prefix)
+        out = []
+        for directory, _, files in os.walk(root):
+            for name in files:
+                full = os.path.join(directory, name)
+                out.append((prefix.rstrip("/") + full[len(root.rstrip("/")):], os.path.getsize(full)))
+        return out
+
+    def size(self, path: str) -> int | None:
+        try:
+            return os.path.getsize(self._os(path))
+        except OSError:
+            return None
+
+    def copy(self, source: str, target: str) -> None:
+        target_os = self._os(target)
+        os.makedirs(os.path.dirname(target_os), exist_ok=True)
+        with open(self._os(source), "rb") as src, open(target_os, "xb") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+
+    def delete(self, path: str) -> None:
+        os.remove(self._os(path))
+
+    def read_text(self, path: str) -> str:
+        with open(self._os(path), encoding="utf-8") as fh:
+            return fh.read()
+
+    def write_text(self, path: str, text: str) -> None:
+        target = self._os(path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(target + ".tmp", target)
+
+
+def lists_prefixes(io) -> bool:
+    """Does this FileIO list a prefix (Iceberg's SupportsPrefixOperations: S3FileIO, HadoopFileIO,
+    ResolvingFileIO)? By the Java class's interfaces, walked up its superclasses and their
+    super-interfaces."""
+    wanted = "org.apache.iceberg.io.SupportsPrefixOperations"
+    pending = [io.getClass()]
+    while pending:
+        cls = pending.pop()
+        if cls is None:
+            continue
+        if cls.getName() == wanted:
+            return True
+        pending.append(cls.getSuperclass())
+        pending.extend(cls.getInterfaces())
+    return False
+
+
+class FileIOStore:
+    """The table's own storage through its Iceberg FileIO (S3FileIO, HadoopFileIO, …): the
+    catalog's credentials, no second client configuration."""
+
+    def __init__(self, spark, io) -> None:
+        self._jvm = spark.sparkContext._jvm
+        self._io = io
+
+    def list(self, prefix: str) -> list[tuple[str, int]]:
+        if not lists_prefixes(self._io):
+            raise JobError("failed", f"the table's FileIO {self._io.getClass().getName()} cannot list a prefix")
+        out = []
+        iterator = self._io.listPrefix(prefix).iterator()
+        while iterator.hasNext():
+            info = iterator.next()
+            out.append((str(info.location()), int(info.size())))
+        return out
+
+    def size(self, path: str) -> int | None:
+        file = self._io.newInputFile(path)
+        return int(file.getLength()) if file.exists() else None
+
+    def copy(self, source: str, target: str) -> None:
+        out_file = self._io.newOutputFile(target)
+        stream_in = self._io.newInputFile(source).newStream()
+        try:
+            stream_out = out_file.create()
+            try:
+                self._jvm.org.apache.iceberg.relocated.com.google.common.io.ByteStreams.copy(stream_in, stream_out)
+            finally:
+                stream_out.close()
+        finally:
+            stream_in.close()
+
+    def delete(self, path: str) -> None:
+        self._io.deleteFile(path)
+
+    def read_text(self, path: str) -> str:
+        stream = self._io.newInputFile(path).newStream()
+        try:
+            data = self._jvm.org.apache.iceberg.relocated.com.google.common.io.ByteStreams.toByteArray(stream)
+        finally:
+            stream.close()
+        return bytes(data).decode("utf-8")
+
+    def write_text(self, path: str, text: str) -> None:
+        # createOrOverwrite: the manifest is rewritten once the moves are done.
+        stream = self._io.newOutputFile(path).createOrOverwrite()
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()
+
+
+def _write_manifest(store, path: str, manifest: dict[str, Any]) -> None:
+    store.write_text(path, json.dumps(manifest, indent=1, sort_keys=True))
+
+
+def quarantine_orphans(
+    store, table: dict[str, Any], location: str, orphans: list[str], now_ms: int, older_than_ms: int,
+    max_files: int, still_referenced=lambda paths: set(),
+) -> dict[str, Any]:
+    """Moves `orphans` (at most `max_files`) into a new quarantine run. The run's manifest is
+    written before the first move, naming every planned move, and again at the end with what
+    moved: a crash leaves a manifest that restore and purge can still follow. Each file is
+    copied, its copy's size checked, then the original deleted; one that fails stays where it was.
+    `still_referenced(paths)` is asked just before the moves (the table reloaded): a file it
+    names is left alone."""
+    chosen = orphans[:max_files]
+    referenced = still_referenced(chosen) if chosen else set()
+    chosen = [path for path in chosen if path not in referenced]
+    out: dict[str, Any] = {
+        "found": len(orphans),
+        "quarantined": 0,
+        "quarantinedBytes": 0,
+        "failed": 0,
+        "referencedAgain": len(referenced),
+        "deferred": max(0, len(orphans) - max_files),
+        "run": None,
+    }
+    if not chosen:
+        return out
+    run_id = new_run_id(now_ms)
+    manifest_path = f"{quarantine_root(location)}/{run_id}/{QUARANTINE_MANIFEST}"
+    entries = [{"path": path, "quarantinePath": quarantine_path(location, run_id, path), "state": "planned"} for path in chosen]
+    manifest = {
+        "version": 1,
+        "run": run_id,
+        "table": table["table"],
+        "tableUuid": table["uuid"],
+        "location": location,
+        "quarantinedAt": format_instant_ms(now_ms),
+        "olderThan": format_instant_ms(older_than_ms),
+        "complete": False,
+        "files": entries,
+    }
+    _write_manifest(store, manifest_path, manifest)
+    for entry in entries:
+        try:
+            size = store.size(entry["path"])
+            if size is None:
+                entry["state"] = "gone"
+                continue
+            store.copy(entry["path"], entry["quarantinePath"])
+            if store.size(entry["quarantinePath"]) != size:
+                raise OSError(f"the copy of {entry['path']} has another size")
+            store.delete(entry["path"])
+            entry.update(state="quarantined", size=size)
+            out["quarantined"] += 1
+            out["quarantinedBytes"] += size
+        except Exception as error:  # noqa: BLE001 — one file's failure leaves it in place
+            entry.update(state="failed", error=str(error)[:200])
+            out["failed"] += 1
+    manifest["complete"] = True
+    _write_manifest(store, manifest_path, manifest)
+    out.update(run=run_id, manifest=manifest_path)
+    return out
+
+
+def _quarantine_runs(store, location: str) -> dict[str, str]:
+    """run id → manifest path of the quarantine runs under the location."""
+    root = quarantine_root(location)
+    runs = {}
+    for path, _ in store.list(root):
+        rest = path[len(root) + 1:] if path.startswith(root + "/") else ""
+        parts = rest.split("/")
+        if len(parts) == 2 and parts[1] == QUARANTINE_MANIFEST and _RUN_ID.fullmatch(parts[0]):
+            runs[parts[0]] = path
+    return runs
+
+
+def _read_manifest(store, path: str, table_uuid: str) -> dict[str, Any]:
+    manifest = json.loads(store.read_text(path))
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+        raise ValueError(f"{path} is not a quarantine manifest")
+    if manifest.get("tableUuid") != table_uuid:
+        raise Refused(f"{path} belongs to table {manifest.get('tableUuid')}, not {table_uuid}; not touched")
+    return manifest
+
+
+def purge_quarantine(store, location: str, table_uuid: str, now_ms: int, window_ms: int) -> dict[str, Any]:
+    """Deletes the quarantine runs whose window has passed: their files, then their manifest
+    (last, so a cut-short purge is finished by the next run). A run whose manifest cannot be
+    read, or names another table, is left alone and counted."""
+    out = {"purgedRuns": 0, "purgedFiles": 0, "purgedBytes": 0, "keptRuns": 0, "unreadableRuns": 0}
+    for run_id, manifest_path in sorted(_quarantine_runs(store, location).items()):
+        try:
+            manifest = _read_manifest(store, manifest_path, table_uuid)
+            quarantined_at = parse_instant_ms(manifest["quarantinedAt"], "quarantinedAt")
+        except Exception:  # noqa: BLE001 — never delete what cannot be read
+            out["unreadableRuns"] += 1
+            continue
+        if now_ms < quarantined_at + window_ms:
+            out["keptRuns"] += 1
+            continue
+        prefix = f"{quarantine_root(location)}/{run_id}/"
+        for entry in manifest["files"]:
+            target = entry.get("quarantinePath")
+            # Only inside the run's own directory, whatever the manifest says.
+            if not isinstance(target, str) or not target.startswith(prefix):
+                continue
+            size = store.size(target)
+            if size is not None:
+                store.delete(target)
+                out["purgedFiles"] += 1
+                out["purgedBytes"] += size
+        store.delete(manifest_path)
+        out["purgedRuns"] += 1
+    return out
+
+
+def restore_quarantine(store, location: str, table_uuid: str, run_id: str) -> dict[str, Any]:
+    """Puts a quarantine run's files back where they were (copy back, check, delete the copy),
+    then deletes its manifest. A file whose original path exists again is left in quarantine
+    and counted (never overwritten); one the quarantine lacks is counted missing."""
+    if _RUN_ID.fullmatch(run_id) is None:
+        raise BadInput(f"--restore-run {run_id!r} is not a quarantine run id (YYYYMMDDTHHMMSSZ-xxxxxx)")
+    manifest_path = f"{quarantine_root(location)}/{run_id}/{QUARANTINE_MANIFEST}"
+    if store.size(manifest_path) is None:
+        raise BadInput(f"no quarantine run {run_id} under {location} (no {manifest_path})")
+    manifest = _read_manifest(store, manifest_path, table_uuid)
+    out = {"run": run_id, "restored": 0, "restoredBytes": 0, "alreadyPresent": 0, "missing": 0}
+    prefix = f"{quarantine_root(location)}/{run_id}/"
+    kept = False
+    for entry in manifest["files"]:
+        source, target = entry.get("quarantinePath"), entry.get("path")
+        if not (isinstance(source, str) and source.startswith(prefix) and isinstance(target, str) and is_under(target, location)):
+            continue
+        size = store.size(source)
+        if size is None:
+            out["missing"] += 1
+            continue
+        if store.size(target) is not None:
+            out["alreadyPresent"] += 1
+            kept = True
+            continue
+        store.copy(source, target)
+        if store.size(target) != size:
+            raise JobError("io", f"the restored copy of {target} has another size; the quarantined file is kept")
+        store.delete(source)
+        out["restored"] += 1
+        out["restoredBytes"] += size
+    if not kept:
+        store.delete(manifest_path)
+    return out
+
+
+def _each(java_iterable) -> Any:
+    """Python iteration over any Java Iterable (py4j converts Lists, not every Iterable)."""
+    iterator = java_iterable.iterator()
+    while iterator.hasNext():
+        yield iterator.next()
+
+
+def referenced_since(table, snapshot_id: str | None) -> Any:
+    """A function: of `paths`, those the table (reloaded) references through commits made after
+    `snapshot_id` — their metadata files, manifest lists, manifests and added files. What the
+    orphan listing could not know: a commit that landed while it ran."""
+
+    def check(paths: list[str]) -> set[str]:
+        table.refresh()
+        wanted = {_norm_location(p): p for p in paths}
+        found: set[str] = set()
+        io = table.io()
+
+        def see(location: str) -> None:
+            key = _norm_location(str(location))
+            if key in wanted:
+                found.add(wanted[key])
+
+        metadata = table.operations().current()
+        see(metadata.metadataFileLocation())
+        for entry in _each(metadata.previousFiles()):
+            see(entry.file())
+        snapshot = table.currentSnapshot()
+        while snapshot is not None and str(snapshot.snapshotId()) != snapshot_id:
+            see(snapshot.manifestListLocation())
+            for manifest in _each(snapshot.allManifests(io)):
+                see(manifest.path())
+            for file in _each(snapshot.addedDataFiles(io)):
+                see(file.location())
+            for file in _each(snapshot.addedDeleteFiles(io)):
+                see(file.location())
+            parent = snapshot.parentId()
+            snapshot = None if parent is None else table.snapshot(parent)
+        return found
+
+    return check
+
+
+def catalog_tables(spark, catalog_name: str, own: list[str]) -> list[dict[str, Any]]:
+    """Every other table of the catalog with its location and properties: the tables whose
+    files may lie in this table's location. A table or namespace dropped meanwhile is skipped;
+    any other failure to read one fails the run (it might be a table nested here)."""
+    jvm = spark.sparkContext._jvm
+    catalog = spark._jsparkSession.sessionState().catalogManager().catalog(catalog_name).icebergCatalog()
+    out: list[dict[str, Any]] = []
+    pending = [jvm.org.apache.iceberg.catalog.Namespace.empty()]
+    while pending:
+        namespace = pending.pop()
+        try:
+            pending.extend(_each(catalog.listNamespaces(namespace)))
+            idents = [] if len(namespace.levels()) == 0 else list(_each(catalog.listTables(namespace)))
+        except Exception as error:  # noqa: BLE001 — a namespace dropped meanwhile has no tables
+            if "NoSuchNamespace" not in "".join(name for name, _ in java_chain(error)):
+                raise
+            continue
+        for ident in idents:
+            name = [*list(ident.namespace().levels()), str(ident.name())]
+            if name == own:
+                continue
+            try:
+                other = catalog.loadTable(ident)
+            except Exception as error:  # noqa: BLE001 — only a table dropped meanwhile is skipped:
+                # one that cannot be read may have files here, so the run fails instead.
+                if "NoSuchTable" not in "".join(name for name, _ in java_chain(error)):
+                    raise
+                continue
+            out.append({"name": ".".join(name), "location": str(other.location()), "properties": dict(other.properties())})
+    return out
+
+
+def find_orphans(spark, table, older_than_ms: int) -> list[str]:
+    """Iceberg's DeleteOrphanFiles action, deleting nothing: its consumer only collects (a
+    Stream.Builder is a Consumer<String>) and its result lists the orphans. Prefix listing
+    through the table's FileIO where it can (S3FileIO), else Hadoop's file system listing."""
+    jvm = spark.sparkContext._jvm
+    actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+    collect = jvm.java.util.stream.Stream.builder()
+    action = actions.deleteOrphanFiles(table).location(table.location()).olderThan(older_than_ms).deleteWith(collect)
+    if lists_prefixes(table.io()):
+        action = action.usePrefixListing(True)
+    result = action.execute()
+    return [str(path) for path in _each(result.orphanFileLocations())]
+
+
+def run_orphans(
+    spark, catalog_name: str, table, task: dict[str, Any], limits: dict[str, int], now_ms: int, before_moves=None
+) -> dict[str, Any]:
+    """Purges the quarantine runs past their window, then quarantines the orphans older than
+    the cutoff, leaving other tables' files alone (excluded_prefixes). `before_moves` (tests):
+    called with the candidates after the listing, before anything moves."""
+    name = [*task["table"]["namespace"], task["table"]["name"]]
+    location = str(table.location())
+    store = FileIOStore(spark, table.io())
+    uuid = str(table.uuid())
+    others = catalog_tables(spark, catalog_name, name)
+    excluded = excluded_prefixes(".".join(name), location, others)
+    purged = purge_quarantine(store, location, uuid, now_ms, limits["quarantineWindowMs"])
+    snapshot = table.currentSnapshot()
+    start = None if snapshot is None else str(snapshot.snapshotId())
+    orphans = orphan_candidates(find_orphans(spark, table, limits["olderThanMs"]), location, excluded)
+    if before_moves is not None:
+        before_moves(orphans)
+    moved = quarantine_orphans(
+        store,
+        {"table": task["table"], "uuid": uuid},
+        location,
+        orphans,
+        now_ms,
+        limits["olderThanMs"],
+        task["parameters"]["maxFiles"],
+        referenced_since(table, start),
+    )
+    return {
+        "orphans": {
+            **moved,
+            **purged,
+            "olderThan": format_instant_ms(limits["olderThanMs"]),
+            "quarantineWindowMs": limits["quarantineWindowMs"],
+            "excludedPrefixes": len(excluded),
+        }
+    }
+
+
+def restore_run(spark, args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
+    """`--restore-run RUN`: the task names the table; its UUID must match the manifest's."""
+    args.catalog_name = args.catalog_name or task["table"]["catalog"]
+    table = load_table(spark, args.catalog_name, task["table"])
+    if is_metadata_table(table):
+        raise Refused("a metadata table has no quarantine")
+    uuid = str(table.uuid())
+    if uuid != task["state"]["tableUuid"]:
+        raise Refused(f"the table's UUID is {uuid}, the task's {task['state']['tableUuid']}; nothing restored")
+    restored = restore_quarantine(FileIOStore(spark, table.io()), str(table.location()), uuid, args.restore_run)
+    return {"ok": True, "taskId": task["id"], "type": "restore", "exitCode": ExitCode.OK, "restore": restored}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1318,6 +1886,18 @@ def run(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
         spark.stop()
 
 
+def run_restore(args: argparse.Namespace, task: dict[str, Any]) -> dict[str, Any]:
+    """`--restore-run`: a quarantine run's files back in place (docs/operations.md)."""
+    if task["type"] != "orphans":
+        raise BadInput("--restore-run needs an orphans task: it names the table and its UUID")
+    args.catalog_name = args.catalog_name or task["table"]["catalog"]
+    spark = build_session(args, "restore")
+    try:
+        return restore_run(spark, args, task)
+    finally:
+        spark.stop()
+
+
 def run_in_session(
     spark, args: argparse.Namespace, task: dict[str, Any], started: float, cpu_before: float = 0.0
 ) -> dict[str, Any]:
@@ -1326,12 +1906,13 @@ def run_in_session(
     `cpu_before`: the session's CPU before the task (a batch's tasks share the processes)."""
     table = load_table(spark, args.catalog_name, task["table"])
     metadata_table = is_metadata_table(table)
+    now_ms = int(time.time() * 1000)
     allowed = guard_table(
         task,
         "" if metadata_table else str(table.uuid()),
         metadata_table,
         dict(table.properties()),
-        int(time.time() * 1000),
+        now_ms,
     )
     before = table_figures(table)
     if task["type"] == "cleanup":
@@ -1339,6 +1920,8 @@ def run_in_session(
         # What was applied: the task's retention or the table's, whichever keeps more.
         outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
         outcome["expireSnapshots"]["retainLast"] = allowed["retainLast"]
+    elif task["type"] == "orphans":
+        outcome = run_orphans(spark, args.catalog_name, table, task, allowed, now_ms)
     else:
         outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
     after = table_figures(table)
@@ -1602,7 +2185,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--termination-log",
         help="also write the result line to this container termination-message file (Kubernetes)",
     )
+    parser.add_argument(
+        "--restore-run",
+        help="put the files of this orphan quarantine run back (the --task is an orphans task naming the table)",
+    )
     args = parser.parse_args(argv)
+    if args.restore_run is not None and args.tasks is not None:
+        parser.error("--restore-run takes one --task, not --tasks")
     if args.tasks is not None and not args.result_dir:
         parser.error("--tasks needs --result-dir: each task's result is a file of its own")
     return args
@@ -1651,7 +2240,7 @@ def main(argv: list[str] | None = None) -> int:
         span.describe(value)
         task = parse_task(value)
         task_id = task["id"]
-        payload = run(args, task)
+        payload = run(args, task) if args.restore_run is None else run_restore(args, task)
     except Exception as error:  # noqa: BLE001 — every failure must end in one result line
         payload = failure_payload(task_id, error)
     write_result(payload, args.result_file, args.termination_log)

@@ -767,3 +767,273 @@ class BatchTest(unittest.TestCase):
     def test_tasks_needs_a_result_directory(self):
         with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
             job.parse_args(["--tasks", "t.json"])
+
+
+UUID = "6f9f3b4e-2d7c-4d7e-9b1a-0c8e5f1a2b3c"
+ORPHAN_NOW_MS = job.parse_instant_ms("2026-12-10T12:00:00Z", "now")
+
+
+def orphans_task(older_than: str = "2026-12-07T12:00:00Z", window_ms: int = 7 * job.DAY_MS) -> dict:
+    return {
+        "id": "orphans/prod/sales/orders",
+        "type": "orphans",
+        "table": {"catalog": "prod", "namespace": ["sales"], "name": "orders"},
+        "state": {"tableUuid": UUID},
+        "parameters": {"olderThan": older_than, "quarantineWindowMs": window_ms, "maxFiles": 100},
+    }
+
+
+class OrphanGuardTest(unittest.TestCase):
+    def test_parse_names_the_missing_or_bad_field(self):
+        self.assertEqual(job.parse_task(orphans_task())["type"], "orphans")
+        for key, bad, message in (
+            ("olderThan", "yesterday", "task.parameters.olderThan"),
+            ("quarantineWindowMs", -1, "task.parameters.quarantineWindowMs must be at least 0"),
+            ("maxFiles", 0, "task.parameters.maxFiles must be at least 1"),
+        ):
+            task = orphans_task()
+            task["parameters"][key] = bad
+            with self.assertRaises(job.BadInput) as caught:
+                job.parse_task(task)
+            self.assertIn(message, str(caught.exception))
+
+    def test_the_cutoff_is_never_younger_than_a_day_whatever_the_task_says(self):
+        task = orphans_task(older_than="2026-12-10T11:59:00Z")
+        limits = job.guard_table(task, UUID, False, {}, ORPHAN_NOW_MS)
+        self.assertEqual(limits["olderThanMs"], ORPHAN_NOW_MS - job.DAY_MS)
+        # An older cutoff in the task is kept: the more conservative one applies.
+        limits = job.guard_table(orphans_task(older_than="2026-12-01T00:00:00Z"), UUID, False, {}, ORPHAN_NOW_MS)
+        self.assertEqual(job.format_instant_ms(limits["olderThanMs"]), "2026-12-01T00:00:00.000Z")
+
+    def test_the_tables_own_min_age_and_window_win_when_longer(self):
+        props = {job.ORPHAN_MIN_AGE_KEY: "10d", job.ORPHAN_QUARANTINE_WINDOW_KEY: "30d"}
+        limits = job.guard_table(orphans_task(), UUID, False, props, ORPHAN_NOW_MS)
+        self.assertEqual(limits, {"olderThanMs": ORPHAN_NOW_MS - 10 * job.DAY_MS, "quarantineWindowMs": 30 * job.DAY_MS})
+        # Shorter or unreadable table values do not loosen the task's.
+        props = {job.ORPHAN_MIN_AGE_KEY: "2h", job.ORPHAN_QUARANTINE_WINDOW_KEY: "soon"}
+        limits = job.guard_table(orphans_task(), UUID, False, props, ORPHAN_NOW_MS)
+        self.assertEqual(limits["quarantineWindowMs"], 7 * job.DAY_MS)
+        self.assertEqual(job.format_instant_ms(limits["olderThanMs"]), "2026-12-07T12:00:00.000Z")
+
+    def test_refuses_gc_off_a_nessie_table_the_switch_and_another_uuid(self):
+        for props, phrase in (
+            ({"gc.enabled": "false"}, "gc.enabled=false"),
+            ({"nessie.commit.id": "abc"}, "Nessie"),
+            ({"icepack.orphan.enabled": "false"}, "icepack.orphan.enabled=false"),
+        ):
+            with self.assertRaises(job.Refused) as caught:
+                job.guard_table(orphans_task(), UUID, False, props, ORPHAN_NOW_MS)
+            self.assertIn(phrase, str(caught.exception))
+        with self.assertRaises(job.Refused):
+            job.guard_table(orphans_task(), "another-uuid", False, {}, ORPHAN_NOW_MS)
+
+    def test_reads_durations_as_the_runtime_does(self):
+        self.assertEqual(job.parse_duration_ms("3d"), 3 * job.DAY_MS)
+        self.assertEqual(job.parse_duration_ms("90s"), 90_000)
+        self.assertEqual(job.parse_duration_ms(" 1500 "), 1500)
+        self.assertIsNone(job.parse_duration_ms("3 days"))
+
+
+class OtherTablesTest(unittest.TestCase):
+    LOC = "s3://lake/warehouse/sales/orders"
+
+    def test_nested_tables_and_data_paths_pointing_in_are_excluded(self):
+        others = [
+            {"name": "sales.orders_eu", "location": f"{self.LOC}/eu", "properties": {}},
+            {"name": "sales.items", "location": "s3://lake/warehouse/sales/items",
+             "properties": {"write.data.path": f"s3a://lake/warehouse/sales/orders/items-data"}},
+            # A parent table: its files are in its own data and metadata directories.
+            {"name": "sales.all", "location": "s3://lake/warehouse/sales", "properties": {}},
+            {"name": "sales.ordersx", "location": "s3://lake/warehouse/sales/ordersx", "properties": {}},
+        ]
+        self.assertEqual(
+            job.excluded_prefixes("sales.orders", self.LOC, others),
+            [f"{self.LOC}/eu", f"{self.LOC}/items-data"],
+        )
+
+    def test_a_shared_location_or_one_inside_anothers_files_is_refused(self):
+        for other in (
+            {"name": "sales.copy", "location": self.LOC + "/", "properties": {}},
+            {"name": "sales.base", "location": "s3://lake/warehouse/sales/orders/..", "properties": {"write.data.path": "s3://lake/warehouse/sales"}},
+            {"name": "sales.up", "location": "s3://lake/w/up", "properties": {"write.data.path": "s3://lake/warehouse"}},
+        ):
+            with self.assertRaises(job.Refused) as caught:
+                job.excluded_prefixes("sales.orders", self.LOC, [other])
+            self.assertIn(other["name"], str(caught.exception))
+
+    def test_candidates_skip_the_quarantine_other_tables_and_foreign_paths(self):
+        paths = [
+            f"{self.LOC}/data/old.parquet",
+            f"{self.LOC}/.icepack-quarantine/20261201T000000Z-abcdef/data/x.parquet",
+            f"{self.LOC}/eu/data/nested.parquet",
+            "s3://lake/warehouse/sales/ordersx/data/neighbour.parquet",
+            f"{self.LOC}/metadata/00001-old.metadata.json",
+        ]
+        self.assertEqual(
+            job.orphan_candidates(paths, self.LOC, [f"{self.LOC}/eu"]),
+            [f"{self.LOC}/data/old.parquet", f"{self.LOC}/metadata/00001-old.metadata.json"],
+        )
+
+
+class QuarantineTest(unittest.TestCase):
+    """Quarantine, purge and restore on a table location on the local filesystem."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.loc = "file:" + os.path.join(self.dir.name, "orders")
+        self.store = job.LocalStore()
+        self.files = {
+            "data/live.parquet": b"live rows",
+            "data/p=1/orphan-1.parquet": b"an orphan",
+            "metadata/snap-old.avro": b"old manifest list",
+        }
+        for relative, content in self.files.items():
+            path = os.path.join(self.dir.name, "orders", relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(content)
+        self.table = {"table": orphans_task()["table"], "uuid": UUID}
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, relative: str) -> str:
+        return f"{self.loc}/{relative}"
+
+    def read(self, path: str) -> bytes | None:
+        try:
+            with open(job.LocalStore._os(path), "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            return None
+
+    def quarantine(self, relatives, **kwargs):
+        return job.quarantine_orphans(
+            self.store, self.table, self.loc, [self.path(r) for r in relatives], ORPHAN_NOW_MS, ORPHAN_NOW_MS - job.DAY_MS,
+            kwargs.pop("max_files", 100), **kwargs,
+        )
+
+    def test_moves_orphans_with_a_manifest_and_restore_puts_them_back_exactly(self):
+        orphans = ["data/p=1/orphan-1.parquet", "metadata/snap-old.avro"]
+        out = self.quarantine(orphans)
+        self.assertEqual((out["quarantined"], out["quarantinedBytes"], out["failed"]), (2, 26, 0))
+        for relative in orphans:
+            self.assertIsNone(self.read(self.path(relative)))
+            self.assertEqual(
+                self.read(job.quarantine_path(self.loc, out["run"], self.path(relative))), self.files[relative]
+            )
+        self.assertEqual(self.read(self.path("data/live.parquet")), b"live rows")
+        manifest = json.loads(self.read(out["manifest"]))
+        self.assertEqual((manifest["tableUuid"], manifest["complete"]), (UUID, True))
+        self.assertEqual(sorted(e["path"] for e in manifest["files"]), [self.path(r) for r in sorted(orphans)])
+
+        restored = job.restore_quarantine(self.store, self.loc, UUID, out["run"])
+        self.assertEqual((restored["restored"], restored["restoredBytes"]), (2, 26))
+        for relative, content in self.files.items():
+            self.assertEqual(self.read(self.path(relative)), content)
+        self.assertIsNone(self.read(out["manifest"]))
+        self.assertEqual([p for p, _ in self.store.list(job.quarantine_root(self.loc))], [])
+
+    def test_restore_never_overwrites_a_file_that_is_back_and_checks_the_table(self):
+        out = self.quarantine(["data/p=1/orphan-1.parquet"])
+        with open(job.LocalStore._os(self.path("data/p=1/orphan-1.parquet")), "wb") as fh:
+            fh.write(b"new content")
+        with self.assertRaises(job.Refused):
+            job.restore_quarantine(self.store, self.loc, "another-uuid", out["run"])
+        restored = job.restore_quarantine(self.store, self.loc, UUID, out["run"])
+        self.assertEqual((restored["restored"], restored["alreadyPresent"]), (0, 1))
+        self.assertEqual(self.read(self.path("data/p=1/orphan-1.parquet")), b"new content")
+        # The quarantined copy and its manifest stay for the operator to decide.
+        self.assertIsNotNone(self.read(out["manifest"]))
+        with self.assertRaises(job.BadInput):
+            job.restore_quarantine(self.store, self.loc, UUID, "20261201T000000Z-000000")
+        with self.assertRaises(job.BadInput):
+            job.restore_quarantine(self.store, self.loc, UUID, "../../etc")
+
+    def test_a_file_referenced_again_or_over_the_bound_stays(self):
+        orphans = ["data/p=1/orphan-1.parquet", "metadata/snap-old.avro"]
+        out = self.quarantine(orphans, still_referenced=lambda paths: {self.path("metadata/snap-old.avro")})
+        self.assertEqual((out["quarantined"], out["referencedAgain"]), (1, 1))
+        self.assertEqual(self.read(self.path("metadata/snap-old.avro")), b"old manifest list")
+        out = self.quarantine(["data/live.parquet", "metadata/snap-old.avro"], max_files=1)
+        self.assertEqual((out["quarantined"], out["deferred"]), (1, 1))
+        self.assertEqual(self.read(self.path("metadata/snap-old.avro")), b"old manifest list")
+
+    def test_a_failed_move_leaves_the_file_in_place(self):
+        relative = "data/p=1/orphan-1.parquet"
+        store = self.store
+
+        class FailingCopy(job.LocalStore):
+            def copy(self, source, target):
+                raise OSError("disk full")
+
+        self.store = FailingCopy()
+        out = self.quarantine([relative])
+        self.store = store
+        self.assertEqual((out["quarantined"], out["failed"]), (0, 1))
+        self.assertEqual(self.read(self.path(relative)), self.files[relative])
+        entry = json.loads(self.read(out["manifest"]))["files"][0]
+        self.assertEqual(entry["state"], "failed")
+
+    def test_purge_deletes_a_run_only_after_its_window_and_only_its_own_files(self):
+        out = self.quarantine(["data/p=1/orphan-1.parquet"])
+        kept = job.purge_quarantine(self.store, self.loc, UUID, ORPHAN_NOW_MS + job.DAY_MS, 7 * job.DAY_MS)
+        self.assertEqual((kept["purgedRuns"], kept["keptRuns"]), (0, 1))
+        self.assertIsNotNone(self.read(out["manifest"]))
+        # Another table's manifest (a forged or copied one) is never followed.
+        forged = json.loads(self.read(out["manifest"]))
+        forged["tableUuid"] = "another-uuid"
+        other_run = "20261101T000000Z-0000aa"
+        self.store.write_text(f"{job.quarantine_root(self.loc)}/{other_run}/{job.QUARANTINE_MANIFEST}", json.dumps(forged))
+        purged = job.purge_quarantine(self.store, self.loc, UUID, ORPHAN_NOW_MS + 7 * job.DAY_MS, 7 * job.DAY_MS)
+        self.assertEqual(
+            {k: purged[k] for k in ("purgedRuns", "purgedFiles", "purgedBytes", "unreadableRuns")},
+            {"purgedRuns": 1, "purgedFiles": 1, "purgedBytes": 9, "unreadableRuns": 1},
+        )
+        self.assertIsNone(self.read(out["manifest"]))
+        self.assertEqual(self.read(self.path("data/live.parquet")), b"live rows")
+        self.assertIsNone(self.read(self.path("data/p=1/orphan-1.parquet")))
+
+
+class RestoreArgsTest(unittest.TestCase):
+    def test_restore_needs_an_orphans_task_and_one_task(self):
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            code = job.main(["--task-json", json.dumps(MERGE), "--restore-run", "20261202T221500Z-3fa9c1"])
+        self.assertEqual(code, 2)
+        self.assertIn("--restore-run needs an orphans task", json.loads(out.getvalue())["error"]["message"])
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            job.parse_args(["--tasks", "-", "--result-dir", "/tmp/x", "--restore-run", "r"])
+
+
+class _JavaClass:
+    def __init__(self, name, superclass=None, interfaces=()):
+        self._name, self._super, self._interfaces = name, superclass, list(interfaces)
+
+    def getName(self):
+        return self._name
+
+    def getSuperclass(self):
+        return self._super
+
+    def getInterfaces(self):
+        return self._interfaces
+
+
+class _JavaObject:
+    def __init__(self, cls):
+        self._cls = cls
+
+    def getClass(self):
+        return self._cls
+
+
+class PrefixListingTest(unittest.TestCase):
+    def test_finds_the_interface_through_superclasses_and_super_interfaces(self):
+        prefix = _JavaClass("org.apache.iceberg.io.SupportsPrefixOperations")
+        delegate = _JavaClass("org.apache.iceberg.io.DelegateFileIO", interfaces=[prefix])
+        s3 = _JavaClass("org.apache.iceberg.aws.s3.S3FileIO", interfaces=[delegate])
+        subclass = _JavaClass("com.example.MyS3FileIO", superclass=s3)
+        self.assertTrue(job.lists_prefixes(_JavaObject(subclass)))
+        plain = _JavaClass("com.example.PlainFileIO", interfaces=[_JavaClass("org.apache.iceberg.io.FileIO")])
+        self.assertFalse(job.lists_prefixes(_JavaObject(plain)))

@@ -2,6 +2,7 @@
 // precedence table property > namespace setting > catalog setting > default (docs/planner.md).
 export { IcebergKeys, PolicyDefaults, PolicyKeys, type PolicyKey } from './policy-keys.ts';
 export {
+  durationAtLeast,
   integerAtLeast,
   parseBoolean,
   parseColumnList,

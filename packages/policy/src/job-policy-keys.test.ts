@@ -17,6 +17,7 @@ print(json.dumps({
   "maxAge": list(j.MAX_SNAPSHOT_AGE_KEYS),
   "minKeep": list(j.MIN_SNAPSHOTS_KEYS),
   "defaults": [j.DEFAULT_MAX_SNAPSHOT_AGE_MS, j.DEFAULT_MIN_SNAPSHOTS_TO_KEEP],
+  "orphans": [j.ORPHAN_MIN_AGE_KEY, j.ORPHAN_QUARANTINE_WINDOW_KEY, j.ORPHAN_MIN_AGE_FLOOR_MS],
 }))
 `;
 
@@ -30,11 +31,17 @@ describe('the Spark job reads the table policy with the planner’s keys', () =>
         cleanup: PolicyKeys.cleanupEnabled,
         merge: PolicyKeys.mergeEnabled,
         sort: PolicyKeys.sortEnabled,
+        orphans: PolicyKeys.orphanEnabled,
       },
       gc: IcebergKeys.gcEnabled,
       maxAge: [PolicyKeys.maxSnapshotAgeMs, IcebergKeys.maxSnapshotAgeMs],
       minKeep: [PolicyKeys.minSnapshotsToKeep, IcebergKeys.minSnapshotsToKeep],
       defaults: [PolicyDefaults.maxSnapshotAgeMs, PolicyDefaults.minSnapshotsToKeep],
+      orphans: [
+        PolicyKeys.orphanMinAge,
+        PolicyKeys.orphanQuarantineWindow,
+        PolicyDefaults.orphans.minAgeFloorMs,
+      ],
     });
   }, 30_000);
 });

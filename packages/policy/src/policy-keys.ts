@@ -57,6 +57,16 @@ export const PolicyKeys = {
    */
   failureBackoff: 'icepack.failure-backoff',
   failureBackoffMax: 'icepack.failure-backoff-max',
+  /** Orphan-file removal (ADR 0032): off unless a catalog, namespace or table turns it on. */
+  orphanEnabled: 'icepack.orphan.enabled',
+  /** Files younger than this are never orphans (`3d`; at least `1d`). */
+  orphanMinAge: 'icepack.orphan.min-age',
+  /** A quarantine is deleted by the first orphans run this long after it was made (`7d`). */
+  orphanQuarantineWindow: 'icepack.orphan.quarantine-window',
+  /** Least time from an orphans run's success to the next (`7d`): the scanner lists no storage. */
+  orphanInterval: 'icepack.orphan.interval',
+  /** At most this many files quarantined by one run (`10000`); the rest wait for the next. */
+  orphanMaxFiles: 'icepack.orphan.max-files',
 } as const;
 export type PolicyKey = (typeof PolicyKeys)[keyof typeof PolicyKeys];
 
@@ -90,7 +100,19 @@ export const PolicyDefaults = {
    * Least time between a task's success and the next of its type on one table. Longer than a
    * scan after a task takes, so a state from before the task never brings it back.
    */
-  minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS },
+  minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS, orphans: 7 * DAY_MS },
+  /**
+   * Orphan files: off by default (a location other tools or catalogs write to is not Icepack's
+   * to judge); younger than 3 days never touched, never younger than 1 day whatever is set;
+   * quarantined for 7 days before deletion (ADR 0032).
+   */
+  orphans: {
+    enabled: false,
+    minAgeMs: 3 * DAY_MS,
+    minAgeFloorMs: DAY_MS,
+    quarantineWindowMs: 7 * DAY_MS,
+    maxFiles: 10_000,
+  },
   /**
    * Back-off after n consecutive failures of a type on a table: base × 2^(n−1), at most max
    * (5m, 10m, 20m, … 6h from the 8th failure on): a writer conflict clears in minutes, a

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  catalogPolicyIssues,
   formatProblem,
   measuredUnderOtherPolicy,
   policyLayers,
@@ -17,7 +18,7 @@ describe('resolvePolicy defaults', () => {
     expect(policy).toMatchObject({
       enabled: true,
       pausedBy: null,
-      taskTypes: { cleanup: true, merge: true, sort: true },
+      taskTypes: { cleanup: true, merge: true, sort: true, orphans: false },
       targetFileSizeBytes: 512 * MiB,
       minFileSizeBytes: 384 * MiB,
       maxFileSizeBytes: Math.floor(512 * MiB * 1.8),
@@ -27,7 +28,7 @@ describe('resolvePolicy defaults', () => {
       snapshotThreshold: 50,
       maxSnapshotAgeMs: 5 * 24 * 3600 * 1000,
       minSnapshotsToKeep: 1,
-      minIntervalMs: { cleanup: 3_600_000, merge: 300_000, sort: 3_600_000 },
+      minIntervalMs: { cleanup: 3_600_000, merge: 300_000, sort: 3_600_000, orphans: 604_800_000 },
       failureBackoff: { baseMs: 300_000, maxMs: 21_600_000 },
       gcEnabled: true,
       sortColumns: [],
@@ -52,7 +53,12 @@ describe('resolvePolicy defaults', () => {
       { 'icepack.merge.min-interval': '30m', 'icepack.sort.min-interval': 'soon' },
       { catalog: { 'icepack.cleanup.min-interval': '2h' } },
     );
-    expect(policy.minIntervalMs).toEqual({ cleanup: 7_200_000, merge: 1_800_000, sort: 3_600_000 });
+    expect(policy.minIntervalMs).toEqual({
+      cleanup: 7_200_000,
+      merge: 1_800_000,
+      sort: 3_600_000,
+      orphans: PolicyDefaults.minIntervalMs.orphans,
+    });
     expect(problems.map(formatProblem)).toEqual([
       'bad policy value icepack.sort.min-interval="soon" (table): expected a duration such as 30s, 10m, 1h or 2d; using 3600000',
     ]);
@@ -137,7 +143,7 @@ describe('resolvePolicy layering: defaults ← catalog ← table', () => {
       'icepack.cleanup.enabled': 'false',
       'icepack.sort.enabled': 'true',
     });
-    expect(policy.taskTypes).toEqual({ cleanup: false, merge: true, sort: true });
+    expect(policy.taskTypes).toEqual({ cleanup: false, merge: true, sort: true, orphans: false });
   });
 
   it('reads sort and z-order columns', () => {
@@ -444,5 +450,63 @@ describe('settingsProblems (a catalog definition’s policy)', () => {
       'icepack.snapshot-threshold',
       'icepack.small-files-threshold',
     ]);
+  });
+});
+
+describe('orphan files (icepack.orphan.*)', () => {
+  const DAY = 24 * 3600 * 1000;
+
+  it('is off by default, 3 days old at least, 7 days in quarantine, every 7 days', () => {
+    const { policy, problems } = resolvePolicy({});
+    expect(problems).toEqual([]);
+    expect(policy.taskTypes.orphans).toBe(false);
+    expect(policy.orphans).toEqual({
+      minAgeMs: 3 * DAY,
+      quarantineWindowMs: 7 * DAY,
+      maxFiles: 10_000,
+    });
+    expect(policy.minIntervalMs.orphans).toBe(7 * DAY);
+  });
+
+  it('is turned on and tuned by a catalog setting or a table property', () => {
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.orphan.min-age': '5d', 'icepack.orphan.max-files': '50' },
+      {
+        catalog: {
+          'icepack.orphan.enabled': 'true',
+          'icepack.orphan.quarantine-window': '14d',
+          'icepack.orphan.interval': '1d',
+        },
+      },
+    );
+    expect(problems).toEqual([]);
+    expect(policy.taskTypes.orphans).toBe(true);
+    expect(policy.orphans).toEqual({
+      minAgeMs: 5 * DAY,
+      quarantineWindowMs: 14 * DAY,
+      maxFiles: 50,
+    });
+    expect(policy.minIntervalMs.orphans).toBe(DAY);
+  });
+
+  it('refuses a min-age below one day, naming the key, and keeps the value below it', () => {
+    const { policy, problems } = resolvePolicy(
+      { 'icepack.orphan.min-age': '12h' },
+      { catalog: { 'icepack.orphan.min-age': '2d' } },
+    );
+    expect(policy.orphans.minAgeMs).toBe(2 * DAY);
+    expect(problems).toHaveLength(1);
+    expect(formatProblem(problems[0]!)).toBe(
+      'bad policy value icepack.orphan.min-age="12h" (table): must be at least 1d: ' +
+        "a writer's files exist before its commit names them; using 172800000",
+    );
+    // A catalog definition with it is refused (the provisioner's 400), the field named.
+    expect(catalogPolicyIssues({ settings: { 'icepack.orphan.min-age': '1h' } })).toEqual([
+      {
+        path: 'policy.settings["icepack.orphan.min-age"]',
+        message: expect.stringContaining('must be at least 1d') as string,
+      },
+    ]);
+    expect(resolvePolicy({ 'icepack.orphan.min-age': '1d' }).problems).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { formatPath } from '@icepack/types';
 import { IcebergKeys, PolicyDefaults, PolicyKeys } from './policy-keys.ts';
 import {
+  durationAtLeast,
   integerAtLeast,
   parseBoolean,
   parseColumnList,
@@ -37,6 +38,8 @@ export interface Policy {
     readonly cleanup: boolean;
     readonly merge: boolean;
     readonly sort: boolean;
+    /** Off by default (`icepack.orphan.enabled`). */
+    readonly orphans: boolean;
   };
   readonly targetFileSizeBytes: number;
   readonly minFileSizeBytes: number;
@@ -61,6 +64,15 @@ export interface Policy {
     readonly cleanup: number;
     readonly merge: number;
     readonly sort: number;
+    /** `icepack.orphan.interval`: the scanner lists no storage, so orphans run on a cadence. */
+    readonly orphans: number;
+  };
+  /** Orphan files (ADR 0032). */
+  readonly orphans: {
+    /** Files younger than this are never orphans; at least a day. */
+    readonly minAgeMs: number;
+    readonly quarantineWindowMs: number;
+    readonly maxFiles: number;
   };
   /** Back-off after consecutive failures of a type: base × 2^(n−1), capped at max (ms). */
   readonly failureBackoff: { readonly baseMs: number; readonly maxMs: number };
@@ -301,6 +313,11 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
       cleanup: pick(true, icepack(PolicyKeys.cleanupEnabled), parseBoolean),
       merge: pick(true, icepack(PolicyKeys.mergeEnabled), parseBoolean),
       sort: pick(true, icepack(PolicyKeys.sortEnabled), parseBoolean),
+      orphans: pick(
+        PolicyDefaults.orphans.enabled,
+        icepack(PolicyKeys.orphanEnabled),
+        parseBoolean,
+      ),
     },
     targetFileSizeBytes,
     minFileSizeBytes,
@@ -364,6 +381,28 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
         icepack(PolicyKeys.sortMinInterval),
         parseDuration,
       ),
+      orphans: pick(
+        PolicyDefaults.minIntervalMs.orphans,
+        icepack(PolicyKeys.orphanInterval),
+        parseDuration,
+      ),
+    },
+    orphans: {
+      minAgeMs: pick(
+        PolicyDefaults.orphans.minAgeMs,
+        icepack(PolicyKeys.orphanMinAge),
+        durationAtLeast(
+          PolicyDefaults.orphans.minAgeFloorMs,
+          '1d',
+          "a writer's files exist before its commit names them",
+        ),
+      ),
+      quarantineWindowMs: pick(
+        PolicyDefaults.orphans.quarantineWindowMs,
+        icepack(PolicyKeys.orphanQuarantineWindow),
+        parseDuration,
+      ),
+      maxFiles: pick(PolicyDefaults.orphans.maxFiles, icepack(PolicyKeys.orphanMaxFiles), positive),
     },
     failureBackoff: {
       baseMs: pick(

@@ -115,6 +115,15 @@ export const parseDuration: PropertyParser<number> = (text) => {
   }
 };
 
+/** A duration (as `parseDuration`) of at least `minMs`; the reason names the floor and why. */
+export function durationAtLeast(minMs: number, floor: string, why: string): PropertyParser<number> {
+  return (text) => {
+    const parsed = parseDuration(text);
+    if (!parsed.ok || parsed.value >= minMs) return parsed;
+    return bad(`must be at least ${floor}: ${why}`);
+  };
+}
+
 /** Which partitions a merge or sort rewrites (`icepack.merge.strategy`). */
 export type MergeStrategy =
   | { readonly kind: 'all' }

@@ -179,6 +179,7 @@ export const lastMaintenanceSchema = z.object({
   cleanup: isoDateTime.optional(),
   merge: isoDateTime.optional(),
   sort: isoDateTime.optional(),
+  orphans: isoDateTime.optional(),
 });
 
 /** The most partitions a TableState lists (worst first); keeps messages small. */

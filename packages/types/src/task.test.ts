@@ -30,6 +30,25 @@ describe('taskJobId', () => {
 });
 
 describe('taskSchema', () => {
+  it('accepts an orphans task and names a bad parameter', () => {
+    const orphans: TaskInput = {
+      ...merge,
+      id: taskJobId(table, 'orphans'),
+      type: 'orphans',
+      parameters: {
+        olderThan: '2025-12-27T12:00:00.000Z',
+        quarantineWindowMs: 604_800_000,
+        maxFiles: 10_000,
+      },
+    };
+    expect(taskSchema.parse(orphans)).toEqual(orphans);
+    expect(firstPath({ ...orphans, parameters: { ...orphans.parameters, maxFiles: 0 } })).toBe(
+      'parameters.maxFiles',
+    );
+    const noWindow = { olderThan: '2025-12-27T12:00:00.000Z', maxFiles: 10 };
+    expect(firstPath({ ...orphans, parameters: noWindow })).toBe('parameters.quarantineWindowMs');
+  });
+
   it('accepts a merge task', () => {
     expect(taskSchema.parse(merge)).toEqual(merge);
   });

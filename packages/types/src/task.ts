@@ -12,6 +12,11 @@ export const TaskType = {
   merge: 'merge',
   /** Sort or z-order rewrite (also compacts, so it supersedes a pending merge). */
   sort: 'sort',
+  /**
+   * Move files no snapshot, manifest, metadata or statistics file references into a
+   * quarantine, and delete quarantines older than their window (ADR 0032).
+   */
+  orphans: 'orphans',
 } as const;
 export type TaskType = (typeof TaskType)[keyof typeof TaskType];
 export const taskTypeSchema = z.enum(TaskType);
@@ -50,6 +55,18 @@ export const cleanupParametersSchema = z.object({
   retainLast: z.int().min(1),
   /** The retention the cutoff came from, so a late runner may recompute `olderThan`. */
   retentionMs: count.optional(),
+});
+
+export const orphansParametersSchema = z.object({
+  /**
+   * Files last modified before this instant may be orphans (`icepack.orphan.min-age` before
+   * planning). The job never uses a cutoff less than a day before its own clock.
+   */
+  olderThan: isoDateTime,
+  /** A quarantine run is deleted by the first run this long after it was made. */
+  quarantineWindowMs: count,
+  /** At most this many files are moved by one run; the rest wait for the next. */
+  maxFiles: z.int().min(1),
 });
 
 /**
@@ -204,6 +221,11 @@ export const taskSchema = z
     }),
     z.object({ ...taskBase, type: z.literal(TaskType.merge), parameters: mergeParametersSchema }),
     z.object({ ...taskBase, type: z.literal(TaskType.sort), parameters: sortParametersSchema }),
+    z.object({
+      ...taskBase,
+      type: z.literal(TaskType.orphans),
+      parameters: orphansParametersSchema,
+    }),
   ])
   .superRefine((task, ctx) => {
     if (taskGroupOf(task.id, task.table, task.type) === null) {
@@ -221,6 +243,7 @@ export type TaskInput = z.input<typeof taskSchema>;
 export type CleanupParameters = z.output<typeof cleanupParametersSchema>;
 export type MergeParameters = z.output<typeof mergeParametersSchema>;
 export type SortParameters = z.output<typeof sortParametersSchema>;
+export type OrphansParameters = z.output<typeof orphansParametersSchema>;
 export type TaskScore = z.output<typeof scoreSchema>;
 export type TaskParameters = Task['parameters'];
 export type PartitionPredicate = z.output<typeof partitionPredicateSchema>;

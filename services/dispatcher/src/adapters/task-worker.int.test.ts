@@ -19,7 +19,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
-import { sizeJob } from '../domain/sizing.ts';
+import { minInputFilesOf, sizeJob } from '../domain/sizing.ts';
 import type { JobResult } from '../runners/job-result.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
@@ -160,11 +160,10 @@ afterAll(() => {
 
 /** Cores `sizeJob` gives the task on the test binding with unlimited room. */
 function coresFor(task: Task, catalog: string): number {
-  if (task.type === 'cleanup') throw new Error('a merge task is expected');
   const { size } = sizeJob({
     bytes: task.state.bytesToRewrite,
     files: task.state.filesToRewrite,
-    minInputFiles: task.parameters.minInputFiles,
+    minInputFiles: minInputFilesOf(task),
     spark: testBinding(catalog).spark,
     room: {},
   });

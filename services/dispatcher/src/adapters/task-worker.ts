@@ -21,6 +21,8 @@ import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import {
+  minFileSizeOf,
+  minInputFilesOf,
   sizeJob,
   type JobSize,
   type QuotaRoom,
@@ -221,10 +223,6 @@ function jobFigures(end: RunEnd): JobLedgerFigures | undefined {
   };
 }
 
-function minFileSize(task: Task): number | undefined {
-  return task.type === 'cleanup' ? undefined : task.parameters.minFileSizeBytes;
-}
-
 /**
  * One binding's dispatch: a BullMQ worker on the catalog's queue, at most `slots + smallSlots`
  * tasks at once across all dispatchers (global concurrency), of which at most `slots` large
@@ -319,7 +317,7 @@ export class TaskWorker {
 
   async #figures(task: Task): Promise<HealthFigures | undefined> {
     try {
-      return await this.#o.health.read(task.table, minFileSize(task));
+      return await this.#o.health.read(task.table, minFileSizeOf(task));
     } catch (error) {
       this.#o.logger.warn({ err: error, taskId: task.id }, 'table figures not read');
       return undefined;
@@ -460,7 +458,7 @@ export class TaskWorker {
       {
         bytes: task.state.bytesToRewrite,
         files: task.state.filesToRewrite,
-        minInputFiles: task.type === 'cleanup' ? 1 : task.parameters.minInputFiles,
+        minInputFiles: minInputFilesOf(task),
         spark: this.#o.binding.spark,
         room,
         grow,

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { SPARK_DEFAULTS, type SparkSettings } from '@icepack/types';
-import { podMemoryBytes, sizeJob, type QuotaRoom } from './sizing.ts';
+import {
+  sampleMergeTask,
+  SPARK_DEFAULTS,
+  taskJobId,
+  type SparkSettings,
+  type Task,
+} from '@icepack/types';
+import {
+  minFileSizeOf,
+  minInputFilesOf,
+  podMemoryBytes,
+  sizeJob,
+  type QuotaRoom,
+} from './sizing.ts';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -106,5 +118,34 @@ describe('sizeJob', () => {
       .request;
     const decision = sizeJob({ bytes: 0, files: 1, minInputFiles: 1, spark, room: need });
     expect(decision.fits).toBe(true);
+  });
+});
+
+describe('what each task type sizes by', () => {
+  const merge = sampleMergeTask();
+  const orphans: Task = {
+    ...merge,
+    id: taskJobId(merge.table, 'orphans'),
+    type: 'orphans',
+    parameters: { olderThan: merge.createdAt, quarantineWindowMs: 0, maxFiles: 10 },
+    state: { ...merge.state, bytesToRewrite: 0, filesToRewrite: 1_600 },
+  };
+
+  it('an orphans task is one group over its files and rewrites no file size', () => {
+    expect(minInputFilesOf(orphans)).toBe(1_600);
+    expect(minFileSizeOf(orphans)).toBeUndefined();
+    if (merge.type !== 'merge') throw new Error('sample is a merge');
+    expect(minInputFilesOf(merge)).toBe(merge.parameters.minInputFiles);
+    expect(minFileSizeOf(merge)).toBe(merge.parameters.minFileSizeBytes);
+    // Cores for the files it reads the reachable set from; no concurrent file groups.
+    const decision = sizeJob({
+      bytes: 0,
+      files: orphans.state.filesToRewrite,
+      minInputFiles: minInputFilesOf(orphans),
+      spark,
+      room: unlimited,
+    });
+    expect(decision.size.maxConcurrentFileGroupRewrites).toBe(1);
+    expect(decision.size.executor.instances).toBe(2);
   });
 });

@@ -1,4 +1,4 @@
-import { parseSparkMemoryBytes, type SparkSettings } from '@icepack/types';
+import { parseSparkMemoryBytes, type SparkSettings, type Task } from '@icepack/types';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -38,6 +38,30 @@ export const DEFAULT_SIZING: Required<Omit<SizingOptions, 'executorHeapPerCoreBy
   filesPerDriverStep: 50_000,
   minExecutorMemoryBytes: GiB,
 };
+
+/**
+ * The files per file group a task's job forms (`SizingInput.minInputFiles`): a merge's or
+ * sort's `minInputFiles`; 1 for a cleanup; for orphans all its files, one group (it lists and
+ * reads the reachable set in one pass, with no file groups to run side by side).
+ */
+export function minInputFilesOf(task: Task): number {
+  switch (task.type) {
+    case 'cleanup':
+      return 1;
+    case 'orphans':
+      return Math.max(1, task.state.filesToRewrite);
+    case 'merge':
+    case 'sort':
+      return task.parameters.minInputFiles;
+  }
+}
+
+/** The smallest file a task's job rewrites; undefined for types that rewrite nothing. */
+export function minFileSizeOf(task: Task): number | undefined {
+  return task.type === 'merge' || task.type === 'sort'
+    ? task.parameters.minFileSizeBytes
+    : undefined;
+}
 
 /** Free room in the namespace quota (hard − used). `undefined` fields are unlimited. */
 export interface QuotaRoom {

@@ -196,6 +196,7 @@ export class TaskQueue {
       cleanup: groups.cleanup[0]!,
       merge: groups.merge[0]!,
       sort: groups.sort[0]!,
+      orphans: groups.orphans[0]!,
       groups,
     };
   }

@@ -14,9 +14,12 @@ describe('problemTaskType', () => {
     [PolicyKeys.sortEnabled, 'sort'],
     [PolicyKeys.targetFileSizeBytes, 'merge'],
     [PolicyKeys.enabled, 'merge'],
+    [PolicyKeys.orphanMinAge, 'orphans'],
+    [PolicyKeys.orphanEnabled, 'orphans'],
     // Unknown keys (typos): by their icepack.<type>. prefix, else merge.
     ['icepack.sort.colums', 'sort'],
     ['icepack.cleanup.enabeld', 'cleanup'],
+    ['icepack.orphan.min-aeg', 'orphans'],
     ['icepack.snapshots-threshold', 'merge'],
   ])('%s → %s', (key, type) => {
     expect(problemTaskType({ key })).toBe(type);

@@ -33,17 +33,24 @@ const TYPE_OF_KEY: Readonly<Record<PolicyKey, TaskType>> = {
   [PolicyKeys.failureBackoff]: TaskType.merge,
   [PolicyKeys.failureBackoffMax]: TaskType.merge,
   [PolicyKeys.sortMinInterval]: TaskType.sort,
+  [PolicyKeys.orphanEnabled]: TaskType.orphans,
+  [PolicyKeys.orphanMinAge]: TaskType.orphans,
+  [PolicyKeys.orphanQuarantineWindow]: TaskType.orphans,
+  [PolicyKeys.orphanInterval]: TaskType.orphans,
+  [PolicyKeys.orphanMaxFiles]: TaskType.orphans,
 };
 
 /**
  * The task type under which a policy problem is reported (its `skipped` event's task id). A
- * known key by the table above; an unknown one (a typo) by its `icepack.<type>.` prefix, else
- * merge.
+ * known key by the table above; an unknown one (a typo) by its `icepack.<type>.` prefix
+ * (`icepack.orphan.` for orphans), else merge.
  */
 export function problemTaskType(problem: Pick<PolicyProblem, 'key'>): TaskType {
   const known = TYPE_OF_KEY[problem.key as PolicyKey] as TaskType | undefined;
   if (known !== undefined) return known;
   const prefix = /^icepack\.([a-z]+)\./.exec(problem.key)?.[1];
+  // The orphans type's keys are singular (`icepack.orphan.*`), as Iceberg's procedure names them.
+  if (prefix === 'orphan') return TaskType.orphans;
   return Object.values(TaskType).find((type) => type === prefix) ?? TaskType.merge;
 }
 

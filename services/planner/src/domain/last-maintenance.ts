@@ -16,7 +16,7 @@ function later(a: string | undefined, b: string | undefined): string | undefined
  */
 export function withLastMaintenance(state: TableState, record: LastMaintenance): TableState {
   const merged: Partial<Record<TaskType, string>> = {};
-  for (const type of ['cleanup', 'merge', 'sort'] as const) {
+  for (const type of ['cleanup', 'merge', 'sort', 'orphans'] as const) {
     const at = later(state.lastMaintenance?.[type], record[type]);
     if (at !== undefined) merged[type] = at;
   }

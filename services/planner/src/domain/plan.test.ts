@@ -17,7 +17,13 @@ function plan(
   const { policy, problems } = resolvePolicy(properties, { catalog });
   const result = planTable({ state, policy, problems, pending, now });
   const by = (type: string) => result.decisions.find((d) => d.type === type) as TaskDecision;
-  return { ...result, cleanup: by('cleanup'), merge: by('merge'), sort: by('sort') };
+  return {
+    ...result,
+    cleanup: by('cleanup'),
+    merge: by('merge'),
+    sort: by('sort'),
+    orphans: by('orphans'),
+  };
 }
 
 const needsMerge = tableState({
@@ -32,7 +38,7 @@ const needsCleanup = tableState({ snapshots: 60 });
 describe('planTable', () => {
   it('creates nothing for a healthy table, and says why per type', () => {
     const p = plan();
-    expect(p.decisions.map((d) => d.action)).toEqual(['none', 'none', 'none']);
+    expect(p.decisions.map((d) => d.action)).toEqual(['none', 'none', 'none', 'none']);
     expect(p.cleanup.reason).toContain('1 snapshots ≤ 50 (not above)');
     expect(p.merge.reason).toContain('no new data since the last rewrite');
   });
@@ -188,7 +194,7 @@ describe('planTable', () => {
   ] as const)('a paused %s gets no new tasks and loses its waiting ones', (by, table, catalog) => {
     const p = plan(needsSort, { cleanup: { status: 'waiting' } }, table, catalog);
     expect(p).toMatchObject({ paused: true, pausedBy: by });
-    expect(p.decisions.map((d) => d.action)).toEqual(['remove', 'none', 'none']);
+    expect(p.decisions.map((d) => d.action)).toEqual(['remove', 'none', 'none', 'none']);
     expect(p.sort.reason).toBe(`paused: icepack.enabled=false on the ${by}; no new tasks`);
     expect(p.cleanup.removal).toBe('skipped');
   });
@@ -275,5 +281,51 @@ describe('back-off after a task gives up', () => {
 
   it('says nothing of the back-off for a type without failures', () => {
     expect(planAt(now).cleanup.rule.factors.some((f) => f.factor === 'back-off')).toBe(false);
+  });
+});
+
+describe('planTable: orphan files', () => {
+  const DAY = 24 * 3600 * 1000;
+  const on = { 'icepack.orphan.enabled': 'true' };
+
+  it('plans none unless turned on, and says which key turns it on', () => {
+    const p = plan();
+    expect(p.orphans).toMatchObject({ action: 'none', blocked: 'disabled' });
+    expect(p.orphans.reason).toBe('disabled: icepack.orphan.enabled is not true (off by default)');
+  });
+
+  it('creates a task on a table never cleaned of orphans, cutoff and window from the policy', () => {
+    const p = plan(tableState(), {}, { 'icepack.orphan.min-age': '4d' }, on);
+    expect(p.orphans.action).toBe('create');
+    expect(p.orphans.reason).toBe('no orphans has succeeded on the table yet');
+    const task = taskSchema.parse(p.orphans.task);
+    expect(task).toMatchObject({
+      id: 'orphans/prod/sales/orders',
+      type: 'orphans',
+      parameters: {
+        olderThan: new Date(now.getTime() - 4 * DAY).toISOString(),
+        quarantineWindowMs: 7 * DAY,
+        maxFiles: 10_000,
+      },
+      state: { bytesToRewrite: 0 },
+    });
+    // Scored below every other type, by the table's bytes (the reclaimable estimate).
+    expect(task.score.parts.map((part) => part.factor)).toEqual([
+      'base',
+      'reclaimable-estimate',
+      'waiting',
+    ]);
+  });
+
+  it('waits for icepack.orphan.interval after the last success, and for gc.enabled', () => {
+    const recent = tableState({}, { lastMaintenance: { orphans: '2025-12-30T00:00:00.000Z' } });
+    const p = plan(recent, {}, {}, on);
+    expect(p.orphans.action).toBe('none');
+    expect(p.orphans.reason).toContain('(icepack.orphan.interval)');
+    expect(plan(recent, {}, { 'icepack.orphan.interval': '1d' }, on).orphans.action).toBe('create');
+    const gcOff = plan(tableState(), {}, { 'gc.enabled': 'false' }, on);
+    expect(gcOff.orphans).toMatchObject({ action: 'none', blocked: 'gc-disabled' });
+    const running = plan(tableState(), { orphans: { status: 'active' } }, {}, on);
+    expect(running.orphans.action).toBe('none');
   });
 });

@@ -8,6 +8,7 @@ import {
 } from '@icepack/types';
 import {
   measuredUnderOtherPolicy,
+  PolicyKeys,
   type PausedBy,
   type Policy,
   type PolicyProblem,
@@ -16,6 +17,7 @@ import {
   cleanupRule,
   deleteFiles,
   mergeRule,
+  orphansRule,
   rewritesPositionDeletes,
   sortPlan,
   sortRule,
@@ -102,10 +104,13 @@ export interface PlanInput {
 }
 
 function fired(rule: RuleResult): string {
-  return rule.factors
-    .filter((f) => f.met && f.threshold !== undefined)
-    .map((f) => f.text)
-    .join(', ');
+  const thresholds = rule.factors.filter((f) => f.met && f.threshold !== undefined);
+  // A rule without thresholds (orphans: a cadence) is explained by its met work factors.
+  const met =
+    thresholds.length > 0
+      ? thresholds
+      : rule.factors.filter((f) => f.met && !f.factor.startsWith('pending-'));
+  return met.map((f) => f.text).join(', ');
 }
 
 /**
@@ -149,6 +154,25 @@ function buildTask(type: TaskType, input: PlanInput, g?: PartitionGroup): Task {
     createdAt,
   };
   const deletes = deleteFiles(state);
+  if (type === 'orphans') {
+    return {
+      ...base,
+      type,
+      parameters: {
+        olderThan: new Date(now.getTime() - policy.orphans.minAgeMs).toISOString(),
+        quarantineWindowMs: policy.orphans.quarantineWindowMs,
+        maxFiles: policy.orphans.maxFiles,
+      },
+      state: {
+        tableUuid: state.tableUuid,
+        metadataLocation: state.metadataLocation,
+        snapshotId: state.currentSnapshotId,
+        // It rewrites nothing; the files it reads the reachable set from size its job.
+        bytesToRewrite: 0,
+        filesToRewrite: state.files.dataFiles + deletes,
+      },
+    };
+  }
   if (type === 'cleanup') {
     return {
       ...base,
@@ -354,11 +378,23 @@ export function planTable(input: PlanInput): TablePlan {
   const gate = (type: TaskType): Block | null => {
     if (paused !== null) return paused;
     if (!policy.taskTypes[type])
-      return { kind: Blocked.disabled, reason: `disabled: icepack.${type}.enabled=false` };
+      return {
+        kind: Blocked.disabled,
+        reason:
+          type === 'orphans'
+            ? `disabled: ${PolicyKeys.orphanEnabled} is not true (off by default)`
+            : `disabled: icepack.${type}.enabled=false`,
+      };
     if (type === 'cleanup' && !policy.gcEnabled) {
       return {
         kind: Blocked.gcDisabled,
         reason: `gc.enabled=false on the table: Iceberg refuses to expire its snapshots, so no cleanup runs`,
+      };
+    }
+    if (type === 'orphans' && !policy.gcEnabled) {
+      return {
+        kind: Blocked.gcDisabled,
+        reason: `gc.enabled=false on the table: its files may be shared with other tables, so no orphans run`,
       };
     }
     return null;
@@ -405,6 +441,12 @@ export function planTable(input: PlanInput): TablePlan {
               : d,
           );
   }
+  const orphans = decide(
+    'orphans',
+    backedOff(orphansRule(state, policy, pending, now)),
+    input,
+    gate('orphans'),
+  );
   // The small-file figures mean what the rules assume only if the scanner measured them
   // with the bound in force.
   const mismatch = measuredUnderOtherPolicy(state.files.smallFileThresholdBytes, policy);
@@ -412,7 +454,7 @@ export function planTable(input: PlanInput): TablePlan {
     paused: paused !== null,
     pausedBy: policy.pausedBy,
     scope,
-    decisions: [cleanup, ...merge, ...sort],
+    decisions: [cleanup, ...merge, ...sort, orphans],
     problems: [...(input.problems ?? []), ...(mismatch === null ? [] : [mismatch])],
   };
 }

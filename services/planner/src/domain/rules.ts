@@ -1,7 +1,7 @@
 // The maintenance rules of maintenance-rules.md as pure functions. "Above" is strictly
 // greater (>): a table exactly at a threshold gets no task.
 import type { TableState, TaskType } from '@icepack/types';
-import type { Policy } from '@icepack/policy';
+import { PolicyKeys, type Policy } from '@icepack/policy';
 
 /** Where a task of a type is: waiting (also delayed) or active (running). */
 export const PendingStatus = { waiting: 'waiting', active: 'active' } as const;
@@ -117,6 +117,14 @@ export function formatSpan(ms: number): string {
   return `${Math.max(0, Math.round(ms))}ms`;
 }
 
+/** The key that sets a type's minimum interval (the orphans' is their cadence). */
+const INTERVAL_KEYS: Readonly<Record<TaskType, string>> = {
+  cleanup: PolicyKeys.cleanupMinInterval,
+  merge: PolicyKeys.mergeMinInterval,
+  sort: PolicyKeys.sortMinInterval,
+  orphans: PolicyKeys.orphanInterval,
+};
+
 /**
  * The minimum interval: the last task of this type on the table succeeded long enough ago
  * (`state.lastMaintenance`, which the planner fills from the `succeeded` task events).
@@ -137,7 +145,7 @@ export function minIntervalFactor(
     'min-interval',
     ago >= min,
     `the last ${type} succeeded ${formatSpan(ago)} ago (at least ${formatSpan(min)} apart)`,
-    `the last ${type} succeeded ${formatSpan(ago)} ago; the next waits until ${formatSpan(min)} have passed (icepack.${type}.min-interval)`,
+    `the last ${type} succeeded ${formatSpan(ago)} ago; the next waits until ${formatSpan(min)} have passed (${INTERVAL_KEYS[type]})`,
     last,
   );
 }
@@ -397,4 +405,20 @@ export function sortRule(
   }
   const needed = w.needed && sortWork.every((f) => f.met);
   return blockersForOr(result('sort', work, gates, needed), w);
+}
+
+/**
+ * Orphans: due on a cadence, since the scanner lists no storage (it reads metadata only, so
+ * it cannot see a file nothing references): the last orphans run succeeded at least
+ * `icepack.orphan.interval` ago (or none has), and no orphans task is pending. The interval is
+ * the work condition itself; being off by default is the plan's gate (ADR 0032).
+ */
+export function orphansRule(
+  state: TableState,
+  policy: Policy,
+  pending: PendingTasks,
+  now: Date,
+): RuleResult {
+  const due = minIntervalFactor('orphans', state, policy, now);
+  return result('orphans', [due], [noPending('orphans', pending)], due.met);
 }

@@ -10,7 +10,10 @@ import type { Policy } from '@icepack/policy';
 import { deleteFiles } from './rules.ts';
 
 export interface ScoreOptions {
-  /** Starting points per task type; merge and sort start above cleanup. Default 100 / 1000 / 1000. */
+  /**
+   * Starting points per task type; merge and sort start above cleanup, orphans (storage only,
+   * no reader is slowed) below it. Default 100 / 1000 / 1000 / 50.
+   */
   readonly basePoints: Readonly<Record<TaskType, number>>;
   /** Snapshots per cleanup step. Default 50. */
   readonly snapshotStep: number;
@@ -24,6 +27,13 @@ export interface ScoreOptions {
   readonly deleteFileStep: number;
   /** Points per delete-file step (deletes slow every read, so they weigh more). Default 100. */
   readonly deleteFileStepPoints: number;
+  /**
+   * Bytes per orphans step of the reclaimable estimate (the table's live bytes: the scanner
+   * lists no storage, and a table's orphans grow with what is written to it). Default 10 GiB.
+   */
+  readonly orphanBytesStep: number;
+  /** Points per orphans step. Default 10. */
+  readonly orphanBytesStepPoints: number;
   /** Steps counted per factor at most, so one huge table cannot swamp aging. Default 100. */
   readonly maxSteps: number;
   /** Waiting time per aging step. Default 5 minutes. */
@@ -38,13 +48,15 @@ export interface ScoreOptions {
 }
 
 export const DEFAULT_SCORE_OPTIONS: ScoreOptions = {
-  basePoints: { cleanup: 100, merge: 1000, sort: 1000 },
+  basePoints: { cleanup: 100, merge: 1000, sort: 1000, orphans: 50 },
   snapshotStep: 50,
   snapshotStepPoints: 50,
   smallFileStep: 20,
   smallFileStepPoints: 50,
   deleteFileStep: 10,
   deleteFileStepPoints: 100,
+  orphanBytesStep: 10 * 1024 ** 3,
+  orphanBytesStepPoints: 10,
   maxSteps: 100,
   agingStepMs: 5 * 60 * 1000,
   agingStepPoints: 25,
@@ -65,6 +77,8 @@ export const ScoreFactor = {
   snapshots: 'snapshots',
   smallFiles: 'small-files',
   deleteFiles: 'delete-files',
+  /** Orphans: the bytes a run may reclaim, estimated by the table's live bytes. */
+  reclaimableEstimate: 'reclaimable-estimate',
   waiting: 'waiting',
   /** An operator's "run now" from the console (ADR 0024): no points, the front of the queue. */
   runNow: 'run-now',
@@ -134,7 +148,18 @@ export function stateParts(
   const parts: ScorePart[] = [
     { factor: ScoreFactor.base, value: 1, points: options.basePoints[type] },
   ];
-  if (type === 'cleanup') {
+  if (type === 'orphans') {
+    parts.push(
+      stepped(
+        ScoreFactor.reclaimableEstimate,
+        state.files.dataBytes + state.files.deleteFileBytes,
+        options.orphanBytesStep,
+        options.orphanBytesStep,
+        options.orphanBytesStepPoints,
+        options.maxSteps,
+      ),
+    );
+  } else if (type === 'cleanup') {
     parts.push(
       stepped(
         ScoreFactor.snapshots,
