@@ -117,7 +117,11 @@ export function compactPartitions(
     { fields: PartitionSet['fields']; values: PartitionSet['values'] }
   >();
   for (const predicates of partitions) {
-    const shape = JSON.stringify(predicates.map((p) => [p.column, p.transform ?? 'identity']));
+    // Unambiguous without JSON: the column's length bounds it, and a transform (by its
+    // pattern) holds no `|`.
+    let shape = '';
+    for (const p of predicates)
+      shape += `${p.column.length}:${p.column}${p.transform ?? 'identity'}|`;
     let set = sets.get(shape);
     if (set === undefined) {
       set = {
