@@ -159,6 +159,42 @@ def predicate_value(transform: str, source_type: str, value: Any, where: str) ->
     raise BadInput(f"{where}: partition values of type {result_type.lower()} cannot be filtered")
 
 
+def partition_sets(params: dict[str, Any], where: str = "task.parameters") -> list[tuple[str, list[dict[str, Any]]]]:
+    """The partitions of `partitionSets` (the planner's compact form, ADR 0034), each as `partitions`
+    lists one: row k of a set is the AND of `fields[j]` = `values[k][j]`. With the path its errors name.
+    Raises BadInput naming the field."""
+    sets = params.get("partitionSets")
+    if sets is None:
+        return []
+    if not isinstance(sets, list) or not sets:
+        raise BadInput(f"{where}.partitionSets must be a non-empty list")
+    out = []
+    for i, one in enumerate(sets):
+        p = f"{where}.partitionSets[{i}]"
+        if not isinstance(one, dict):
+            raise BadInput(f"{p} must be an object")
+        fields = _require(one, "fields", list, p)
+        values = _require(one, "values", list, p)
+        if not fields:
+            raise BadInput(f"{p}.fields must not be empty")
+        if not values:
+            raise BadInput(f"{p}.values must not be empty")
+        for j, field in enumerate(fields):
+            if not isinstance(field, dict):
+                raise BadInput(f"{p}.fields[{j}] must be an object")
+            _check_predicate({**field, "value": None}, f"{p}.fields[{j}]")
+        for k, row in enumerate(values):
+            if not isinstance(row, list) or len(row) != len(fields):
+                raise BadInput(f"{p}.values[{k}] must list {len(fields)} values, one per field")
+            predicates = []
+            for j, (field, value) in enumerate(zip(fields, row)):
+                if not isinstance(value, (str, int, float, bool, type(None))):
+                    raise BadInput(f"{p}.values[{k}][{j}] must be a string, number, boolean or null")
+                predicates.append({**field, "value": value})
+            out.append((f"{p}.values[{k}]", predicates))
+    return out
+
+
 def parse_task(value: Any) -> dict[str, Any]:
     """Checks the fields this job uses; returns the task. Raises BadInput naming the field."""
     if not isinstance(value, dict):
@@ -210,6 +246,7 @@ def parse_task(value: Any) -> dict[str, Any]:
                 raise BadInput(f"{where}.partitions[{i}] must be a non-empty list of predicates")
             for j, predicate in enumerate(partition):
                 _check_predicate(predicate, f"{where}.partitions[{i}][{j}]")
+    partition_sets(params, where)
     if task_type == "sort":
         strategy = _require(params, "strategy", str, where)
         if strategy not in SORT_STRATEGIES:
@@ -610,16 +647,18 @@ def partition_filter(jvm, predicates: list[dict[str, Any]], table=None, where: s
 
 
 def rewrite_filter(jvm, table, params: dict[str, Any]):
-    """What a merge or sort rewrites: `partitionFilter` AND any of `partitions`; None = all."""
+    """What a merge or sort rewrites: `partitionFilter` AND any of `partitions` and `partitionSets`; None = all."""
     expressions = jvm.org.apache.iceberg.expressions.Expressions
     result = None
     if params.get("partitionFilter"):
         result = partition_filter(jvm, params["partitionFilter"], table)
-    partitions = params.get("partitions") or []
-    if partitions:
+    # Any partition of `partitions` and of `partitionSets` (the compact form the planner writes).
+    named = [(f"task.parameters.partitions[{i}]", p) for i, p in enumerate(params.get("partitions") or [])]
+    named += partition_sets(params)
+    if named:
         anyof = None
-        for i, partition in enumerate(partitions):
-            one = partition_filter(jvm, partition, table, f"task.parameters.partitions[{i}]")
+        for path, partition in named:
+            one = partition_filter(jvm, partition, table, path)
             anyof = one if anyof is None else getattr(expressions, "or")(anyof, one)
         result = anyof if result is None else getattr(expressions, "and")(result, anyof)
     return result

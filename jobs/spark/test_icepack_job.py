@@ -315,6 +315,27 @@ def cleanup_task(older_than: str = "2026-12-01T12:00:00Z", retain_last: int = 1)
     }
 
 
+class _FakeExpressions:
+    """Iceberg's `Expressions` as tuples: enough to compare the filters two task forms build."""
+
+    def __getattr__(self, name):
+        if name in ("and", "or"):
+            return lambda a, b: (name, a, b)
+        if name == "equal":
+            return lambda term, value: ("equal", term, value)
+        if name == "isNull":
+            return lambda term: ("isNull", term)
+        return lambda *args: (name, *args)
+
+
+class _FakeJvm:
+    def __init__(self):
+        expressions = _FakeExpressions()
+        self.org = type("org", (), {"apache": type("apache", (), {"iceberg": type("iceberg", (), {
+            "expressions": type("expressions", (), {"Expressions": expressions}),
+        })})})
+
+
 class PartitionsTest(unittest.TestCase):
     """The planner's partition-scoped tasks: `partitions` (any of) with transform predicates."""
 
@@ -342,6 +363,51 @@ class PartitionsTest(unittest.TestCase):
             with self.subTest(partitions=partitions):
                 with self.assertRaises(job.BadInput) as caught:
                     job.parse_task(self.task(partitions))
+                self.assertIn(message, str(caught.exception))
+
+    def test_partition_sets_name_the_same_partitions_as_partitions(self):
+        """The planner's compact form: the same rewrite filter as the list it stands for."""
+        partitions = [
+            [{"column": "region", "value": "eu"}, {"column": "ts", "transform": "day", "value": "2026-01-02"}],
+            [{"column": "region", "value": None}, {"column": "ts", "transform": "day", "value": "2026-01-01"}],
+            [{"column": "id", "transform": "bucket[16]", "value": "3"}],
+        ]
+        sets = [
+            {
+                "fields": [{"column": "region"}, {"column": "ts", "transform": "day"}],
+                "values": [["eu", "2026-01-02"], [None, "2026-01-01"]],
+            },
+            {"fields": [{"column": "id", "transform": "bucket[16]"}], "values": [["3"]]},
+        ]
+        compact = {**MERGE["parameters"], "partitionSets": sets}
+        job.parse_task({**MERGE, "parameters": compact})
+        self.assertEqual([p for _, p in job.partition_sets(compact)], partitions)
+        self.assertEqual(
+            job.rewrite_filter(_FakeJvm(), None, {"partitionSets": sets}),
+            job.rewrite_filter(_FakeJvm(), None, {"partitions": partitions}),
+        )
+        # Both forms together: any partition of either, the filter ANDed as before.
+        both = {"partitionFilter": [{"column": "region", "value": "eu"}], "partitions": partitions[:1], "partitionSets": sets[1:]}
+        self.assertEqual(
+            job.rewrite_filter(_FakeJvm(), None, both),
+            ("and", ("equal", ("ref", "region"), "eu"), ("or", job.rewrite_filter(_FakeJvm(), None, {"partitions": partitions[:1]}), ("equal", ("bucket", "id", 16), "3"))),
+        )
+
+    def test_refuses_bad_partition_sets_naming_the_field(self):
+        row = [["eu"]]
+        cases = [
+            ([], "task.parameters.partitionSets must be a non-empty list"),
+            ([{"fields": [], "values": row}], "task.parameters.partitionSets[0].fields must not be empty"),
+            ([{"fields": [{"column": "a"}], "values": []}], "task.parameters.partitionSets[0].values must not be empty"),
+            ([{"fields": [{"column": "ts", "transform": "days"}], "values": row}], "task.parameters.partitionSets[0].fields[0].transform"),
+            ([{"fields": [{"column": ""}], "values": row}], "task.parameters.partitionSets[0].fields[0].column"),
+            ([{"fields": [{"column": "a"}, {"column": "b"}], "values": row}], "task.parameters.partitionSets[0].values[0] must list 2 values"),
+            ([{"fields": [{"column": "a"}], "values": [[[1]]]}], "task.parameters.partitionSets[0].values[0][0] must be a string"),
+        ]
+        for sets, message in cases:
+            with self.subTest(sets=sets):
+                with self.assertRaises(job.BadInput) as caught:
+                    job.parse_task({**MERGE, "parameters": {**MERGE["parameters"], "partitionSets": sets}})
                 self.assertIn(message, str(caught.exception))
 
     def test_converts_rendered_values_to_the_term_type(self):

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { sampleMergeTask, sampleTableId } from './samples.ts';
 import {
+  compactPartitions,
+  expandPartitionSets,
   MAX_TASK_GROUPS,
+  MAX_TASK_PARTITIONS,
   parseTask,
   taskGroupOf,
   taskJobId,
@@ -171,6 +174,72 @@ describe('partition groups', () => {
     expect(
       firstPath({ ...task, parameters: { ...merge.parameters, partitions: badTransform } }),
     ).toBe('parameters.partitions[0][0].transform');
+  });
+});
+
+describe('partition sets (the compact form of partitions)', () => {
+  const partitions = [
+    [
+      { column: 'region', value: 'eu' },
+      { column: 'ts', transform: 'day', value: '2026-01-02' },
+    ],
+    [{ column: 'id', transform: 'bucket[16]', value: '3' }],
+    [
+      { column: 'region', value: null },
+      { column: 'ts', transform: 'day', value: '2026-01-01' },
+    ],
+  ];
+
+  it('holds each shape once, values per partition, and expands back to the same partitions', () => {
+    const sets = compactPartitions(partitions);
+    expect(sets).toEqual([
+      {
+        fields: [{ column: 'region' }, { column: 'ts', transform: 'day' }],
+        values: [
+          ['eu', '2026-01-02'],
+          [null, '2026-01-01'],
+        ],
+      },
+      { fields: [{ column: 'id', transform: 'bucket[16]' }], values: [['3']] },
+    ]);
+    // Shapes grouped: the same partitions, the third now second.
+    expect(expandPartitionSets(sets)).toEqual([partitions[0], partitions[2], partitions[1]]);
+    // An explicit identity is the same shape as an implicit one.
+    expect(
+      compactPartitions([
+        [{ column: 'a', value: 1 }],
+        [{ column: 'a', transform: 'identity', value: 2 }],
+      ]),
+    ).toEqual([{ fields: [{ column: 'a' }], values: [[1], [2]] }]);
+  });
+
+  it('is accepted in a task, and refused naming the field when a row does not fit', () => {
+    const task = {
+      ...merge,
+      parameters: { ...merge.parameters, partitionSets: compactPartitions(partitions) },
+    };
+    expect(taskSchema.parse(task)).toEqual(task);
+    const short = [{ fields: [{ column: 'a' }, { column: 'b' }], values: [['x', 'y'], ['x']] }];
+    expect(firstPath({ ...task, parameters: { ...merge.parameters, partitionSets: short } })).toBe(
+      'parameters.partitionSets[0].values[1]',
+    );
+    const badField = [{ fields: [{ column: 'ts', transform: 'days' }], values: [['1']] }];
+    expect(
+      firstPath({ ...task, parameters: { ...merge.parameters, partitionSets: badField } }),
+    ).toBe('parameters.partitionSets[0].fields[0].transform');
+    const many = [
+      { fields: [{ column: 'a' }], values: Array.from({ length: MAX_TASK_PARTITIONS }, () => [1]) },
+    ];
+    expect(
+      firstPath({
+        ...task,
+        parameters: {
+          ...merge.parameters,
+          partitions: [[{ column: 'a', value: 2 }]],
+          partitionSets: many,
+        },
+      }),
+    ).toBe('parameters.partitionSets');
   });
 });
 

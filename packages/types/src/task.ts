@@ -88,6 +88,74 @@ export const partitionPredicateSchema = z.object({
 /** The most partitions one task names (the state lists at most 100). */
 export const MAX_TASK_PARTITIONS = 1000;
 
+/** A column of a partition set: `transform(column)` (default `identity`), its value per row. */
+export const partitionSetFieldSchema = partitionPredicateSchema.omit({ value: true });
+
+/**
+ * Partitions of one shape in compact form (ADR 0034): the predicates' columns and transforms
+ * once, and per partition its values in that order — row `k` is the partition
+ * `AND_j transform_j(column_j) = values[k][j]`. The same partitions as `partitions` lists
+ * them, in about a fifth of the bytes: the planner writes this form, the job reads both.
+ */
+export const partitionSetSchema = z
+  .object({
+    fields: z.array(partitionSetFieldSchema).min(1),
+    values: z.array(z.array(partitionPredicateSchema.shape.value)).min(1),
+  })
+  .superRefine((set, ctx) => {
+    set.values.forEach((row, k) => {
+      if (row.length !== set.fields.length)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['values', k],
+          message: `must list ${set.fields.length} values, one per field`,
+        });
+    });
+  });
+export type PartitionSet = z.output<typeof partitionSetSchema>;
+
+/** The partitions of `sets` one by one, each the AND of its predicates (identity left implicit). */
+export function expandPartitionSets(sets: readonly PartitionSet[]): PartitionPredicate[][] {
+  return sets.flatMap((set) =>
+    set.values.map((row) => set.fields.map((field, j) => ({ ...field, value: row[j] ?? null }))),
+  );
+}
+
+/**
+ * Partitions (each the AND of its predicates) in compact form: one set per shape — the same
+ * columns and transforms in the same order, i.e. one partition spec — in order of first
+ * appearance, rows in the order given. {@link expandPartitionSets} gives them back.
+ */
+export function compactPartitions(
+  partitions: readonly (readonly PartitionPredicate[])[],
+): PartitionSet[] {
+  const sets = new Map<
+    string,
+    { fields: PartitionSet['fields']; values: PartitionSet['values'] }
+  >();
+  for (const predicates of partitions) {
+    // Unambiguous without JSON: the column's length bounds it, and a transform (by its
+    // pattern) holds no `|`.
+    let shape = '';
+    for (const p of predicates)
+      shape += `${p.column.length}:${p.column}${p.transform ?? 'identity'}|`;
+    let set = sets.get(shape);
+    if (set === undefined) {
+      set = {
+        fields: predicates.map((p) =>
+          p.transform === undefined || p.transform === 'identity'
+            ? { column: p.column }
+            : { column: p.column, transform: p.transform },
+        ),
+        values: [],
+      };
+      sets.set(shape, set);
+    }
+    set.values.push(predicates.map((p) => p.value));
+  }
+  return [...sets.values()];
+}
+
 const mergeShape = {
   targetFileSizeBytes: z.int().min(1),
   /** Files below this are rewritten. */
@@ -114,7 +182,29 @@ const mergeShape = {
     .min(1)
     .max(MAX_TASK_PARTITIONS)
     .optional(),
+  /**
+   * The same in compact form ({@link partitionSetSchema}); the task covers any partition of
+   * `partitions` and of these. The planner writes this form (ADR 0034).
+   */
+  partitionSets: z.array(partitionSetSchema).min(1).optional(),
 };
+
+/** At most MAX_TASK_PARTITIONS partitions named, over both forms. */
+function checkPartitionCount(
+  p: { partitions?: readonly unknown[]; partitionSets?: readonly PartitionSet[] },
+  ctx: z.RefinementCtx,
+): void {
+  const named =
+    (p.partitions?.length ?? 0) +
+    (p.partitionSets ?? []).reduce((n, set) => n + set.values.length, 0);
+  if (named > MAX_TASK_PARTITIONS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['partitionSets'],
+      message: `names ${named} partitions, at most ${MAX_TASK_PARTITIONS}`,
+    });
+  }
+}
 
 function checkSizes(
   p: { minFileSizeBytes: number; targetFileSizeBytes: number; maxFileSizeBytes: number },
@@ -136,7 +226,10 @@ function checkSizes(
   }
 }
 
-export const mergeParametersSchema = z.object(mergeShape).superRefine(checkSizes);
+export const mergeParametersSchema = z
+  .object(mergeShape)
+  .superRefine(checkSizes)
+  .superRefine(checkPartitionCount);
 
 /**
  * `sort` by columns, `zorder` (Iceberg's), or `hilbert`: the Hilbert curve over two numeric,
@@ -160,6 +253,7 @@ export const sortParametersSchema = z
     columns: z.array(sortColumnSchema).min(1),
   })
   .superRefine(checkSizes)
+  .superRefine(checkPartitionCount)
   .superRefine((p, ctx) => {
     if (p.strategy === SortStrategy.hilbert && p.columns.length !== HILBERT_DIMENSIONS) {
       ctx.addIssue({

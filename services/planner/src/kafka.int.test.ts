@@ -15,6 +15,7 @@ import { InMemorySpanExporter } from '@icepack/runtime/testing';
 import { SpanKind } from '@opentelemetry/api';
 import {
   createEnvelope,
+  expandPartitionSets,
   parseMessage,
   queueNameForCatalog,
   sampleTableId,
@@ -226,7 +227,9 @@ describe('Kafka → planner → queue: partition-scoped plans', () => {
     const byId = new Map(first.map((w) => [w.task.id, w.task]));
     const partitionsOf = (id: string) => {
       const task = byId.get(id);
-      return task?.type === 'merge' ? task.parameters.partitions : undefined;
+      return task?.type === 'merge'
+        ? expandPartitionSets(task.parameters.partitionSets ?? [])
+        : undefined;
     };
     // Newest first, 1 GiB of small files each, at most 2 GiB per task.
     expect(partitionsOf(`merge/${key}`)).toEqual([
@@ -257,13 +260,15 @@ describe('Kafka → planner → queue: partition-scoped plans', () => {
     const second = await waitFor('group 2 to go and group 1 to change', async () => {
       const list = (await queue.waiting(catalog)).filter((w) => w.task.table.name === 'events');
       const only = list[0]?.task;
-      return list.length === 1 && only?.type === 'merge' && only.parameters.partitions?.length === 1
+      return list.length === 1 &&
+        only?.type === 'merge' &&
+        only.parameters.partitionSets?.[0]?.values.length === 1
         ? list
         : undefined;
     });
     expect(second.map((w) => w.task.id)).toEqual([`merge/${key}`]);
     const task = second[0]!.task;
-    expect(task.type === 'merge' && task.parameters.partitions).toEqual([
+    expect(task.type === 'merge' && expandPartitionSets(task.parameters.partitionSets!)).toEqual([
       [
         { column: 'region', value: 'eu' },
         { column: 'ts', transform: 'day', value: '2026-01-09' },

@@ -279,6 +279,22 @@ describe('Planner on real Redis', () => {
     expect(partitions).toHaveLength(2);
     expect(await states.head(key)).toEqual(head);
     expect(await states.get(key)).toEqual(s); // the re-plan pass and the API read it whole
+    expect(await states.getValidated(key)).toEqual(s);
+    // Stored with its partitions packed (keys once, a row per partition), and smaller for it.
+    const raw = (await redis.hget(`test:${catalog}:states`, key))!;
+    expect(JSON.parse(raw)).toMatchObject({
+      packedPartitions: {
+        keys: expect.arrayContaining(['specId', 'partition', 'smallFiles']) as unknown,
+        rows: [expect.any(Array), expect.any(Array)],
+      },
+    });
+    expect(JSON.parse(raw)).not.toHaveProperty('partitions');
+    expect(raw.length).toBeLessThan(JSON.stringify(s).length);
+    // As a planner before packing stored it: the partitions as a list.
+    await redis.hset(`test:${catalog}:states`, key, JSON.stringify(s));
+    expect(await states.get(key)).toEqual(s);
+    expect(await states.getValidated(key)).toEqual(s);
+    expect((await states.page('0', 100)).states).toEqual([s]);
     const older = { ...s, lastSequenceNumber: '41' };
     expect(await planner.handleState(older)).toEqual({ ignored: 'older', actions: [] });
 

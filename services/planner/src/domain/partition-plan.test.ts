@@ -1,4 +1,10 @@
-import { MAX_TASK_GROUPS, taskSchema, type PartitionState, type TableState } from '@icepack/types';
+import {
+  expandPartitionSets,
+  MAX_TASK_GROUPS,
+  taskSchema,
+  type PartitionState,
+  type TableState,
+} from '@icepack/types';
 import { tableState } from './state-fixtures.ts';
 import { resolvePolicy } from '@icepack/policy';
 import { describe, expect, it } from 'vitest';
@@ -228,7 +234,18 @@ describe('planTable with partition groups', () => {
     const [first, second] = p.decisions
       .filter((d) => d.type === 'merge')
       .map((d) => taskSchema.parse(d.task));
-    expect(first!.type === 'merge' && first!.parameters.partitions).toEqual([
+    expect(first!.type === 'merge' && first!.parameters.partitionSets).toEqual([
+      {
+        fields: [{ column: 'region' }, { column: 'ts', transform: 'day' }],
+        values: [
+          ['eu', '2026-01-09'],
+          ['eu', '2026-01-07'],
+        ],
+      },
+    ]);
+    expect(
+      first!.type === 'merge' && expandPartitionSets(first!.parameters.partitionSets!),
+    ).toEqual([
       [
         { column: 'region', value: 'eu' },
         { column: 'ts', transform: 'day', value: '2026-01-09' },

@@ -1,5 +1,6 @@
 // Combines the rules with what is already pending into one decision per task type.
 import {
+  compactPartitions,
   MAX_TASK_GROUPS,
   taskJobId,
   type TableState,
@@ -200,7 +201,9 @@ function buildTask(type: TaskType, input: PlanInput, g?: PartitionGroup): Task {
     deleteFileThreshold: policy.perFileDeleteThreshold,
     rewritePositionDeletes,
     ...(progress === undefined ? {} : { partialProgress: progress }),
-    ...(g === undefined ? {} : { partitions: g.filter.map((f) => f.map((p) => ({ ...p }))) }),
+    // The compact form: the columns once, values per partition — the list of predicates was
+    // ~9 KB of a 10 KB task, written and read back per state (ADR 0034, issue 17).
+    ...(g === undefined ? {} : { partitionSets: compactPartitions(g.filter) }),
   };
   if (type === 'merge') {
     return {
