@@ -78,7 +78,7 @@ export function s3Writer(storeUri: string): WriteObject {
     const key = match[2]!.split('/').map(encodeURIComponent).join('/');
     const response = await fetch(`${storeUri}/${encodeURIComponent(match[1]!)}/${key}`, {
       method: 'PUT',
-      body: bytes,
+      body: new Uint8Array(bytes), // a copy on its own ArrayBuffer: what fetch takes
     });
     if (!response.ok) {
       throw new Error(`PUT ${location} → ${response.status}: ${await response.text()}`);

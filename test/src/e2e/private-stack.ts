@@ -157,12 +157,12 @@ export class PrivateStack {
   }
 
   async stop(): Promise<string> {
-    let failure: unknown;
+    let failure: Error | undefined;
     if (this.#s3 !== undefined) {
       // The catalog first, then the store it writes to; the rest goes down either way.
       for (const script of ['s3-catalog.sh', 's3.sh']) {
         await scriptWith(this.#s3.env, script, ['stop']).catch((error: unknown) => {
-          failure ??= error;
+          failure ??= error instanceof Error ? error : new StackScriptError(String(error));
         });
       }
     }
