@@ -1,4 +1,5 @@
-// The lake simulator's orchestration (adapters): a private Redis, Kafka and REST catalog,
+// The lake simulator's orchestration (adapters): a private Redis, Kafka and REST catalog
+// (with --storage s3: a private S3 store and a REST catalog on it instead),
 // the writer process (bench/lake-sim/writer.py, one Spark session), the four Icepack
 // services when the policy is `icepack`, a sampler of every table's files and snapshots,
 // and the task-event log. Decisions and figures are computed in ./domain/.
@@ -14,7 +15,14 @@ import { Redis } from 'ioredis';
 import { computeTableState, localPath, ManifestCache, RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import type { ServiceProcess } from '@icepack/runtime/testing';
-import { infraEnv, PrivateStack, startService, TaskEventLog, type Service } from '@icepack/test';
+import {
+  infraEnv,
+  PrivateStack,
+  startService,
+  TaskEventLog,
+  type PrivateS3,
+  type Service,
+} from '@icepack/test';
 import {
   BULLMQ_PREFIX,
   createEnvelope,
@@ -49,6 +57,23 @@ const CORES_PER_RUN = SPARK.driverCores + SPARK.executorCores * SPARK.maxExecuto
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Line = Record<string, unknown> & { kind: string; t: number };
+
+/**
+ * S3 keys for everything that reads or writes the lake on S3 (writers, services, their Spark
+ * jobs) through the AWS SDK's default chain, as a deployment gives them; moto takes any.
+ */
+const S3_KEYS = {
+  AWS_ACCESS_KEY_ID: 'icepack-lake-sim',
+  AWS_SECRET_ACCESS_KEY: 'icepack-lake-sim',
+  AWS_REGION: 'us-east-1',
+};
+
+/** Where the simulated lake lives: its catalog, the catalog's client properties, its store. */
+interface Lake {
+  readonly catalogUri: string;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly s3?: PrivateS3;
+}
 
 /** What the writer process said, line by line, and a way to wait for a kind of line. */
 class WriterProcess {
@@ -117,12 +142,19 @@ export async function runLakeSim(
   let sampler: Promise<void> = Promise.resolve();
   const stateDir = join(stack.runDir, 'dispatcher');
   try {
+    let lake: Lake = { catalogUri: stack.catalogUri, properties: {} };
+    if (options.storage === 's3') {
+      const s3 = await stack.startS3();
+      lake = { catalogUri: s3.catalogUri, properties: s3.properties, s3 };
+      log(`${policy}: the lake is on S3: store ${s3.endpoint}, REST catalog ${s3.catalogUri}`);
+    }
     const stderr = createWriteStream(join(stack.runDir, 'writer.log'));
     const child = spawn(
       env.python,
       [
         join(import.meta.dirname, 'writer.py'),
-        ...['--catalog-uri', stack.catalogUri, '--catalog-name', catalog],
+        ...['--catalog-uri', lake.catalogUri, '--catalog-name', catalog],
+        ...Object.entries(lake.properties).flatMap(([k, v]) => ['--catalog-property', `${k}=${v}`]),
         ...['--namespace', NAMESPACE, '--seed', String(options.seed)],
         ...['--minutes', String(options.minutes), '--policy', policy],
         ...['--cron-minutes', String(options.cronMinutes)],
@@ -131,7 +163,14 @@ export async function runLakeSim(
         ...['--load', String(options.load)],
         ...['--max-per-kind', String(options.maxPerKind)],
       ],
-      { env: { ...process.env, ICEPACK_SPARK_JARS: env.sparkJars }, stdio: 'pipe' },
+      {
+        env: {
+          ...process.env,
+          ICEPACK_SPARK_JARS: env.sparkJars,
+          ...(lake.s3 === undefined ? {} : S3_KEYS),
+        },
+        stdio: 'pipe',
+      },
     );
     child.stderr.pipe(stderr);
     writer = new WriterProcess(child);
@@ -140,7 +179,7 @@ export async function runLakeSim(
     log(`${policy}: ${String(tables.length)} tables created and loaded (${String(ready.t)} s)`);
 
     if (policy === 'icepack') {
-      events = await startServices(stack, catalog, services);
+      events = await startServices(stack, catalog, lake, services);
       kafka = new KafkaClient({
         brokers: [...stack.kafkaBrokers],
         clientId: 'lake-sim',
@@ -166,14 +205,26 @@ export async function runLakeSim(
     }
 
     const go = Date.now();
-    const catalogClient = new RestCatalog({ name: catalog, uri: stack.catalogUri });
+    const catalogClient = new RestCatalog({
+      name: catalog,
+      uri: lake.catalogUri,
+      // This process's own S3 reads (the sampler's): keys given, not from its environment.
+      properties:
+        lake.s3 === undefined
+          ? {}
+          : {
+              ...lake.properties,
+              's3.access-key-id': S3_KEYS.AWS_ACCESS_KEY_ID,
+              's3.secret-access-key': S3_KEYS.AWS_SECRET_ACCESS_KEY,
+            },
+    });
     const cache = new ManifestCache();
     sampler = (async () => {
       while (sampling) {
         const next = Date.now() + options.sampleSeconds * 1000;
         loads.push(loadavg()[0]!);
         samples.push(
-          ...(await sweep(catalogClient, cache, catalog, tables, (Date.now() - go) / 1000)),
+          ...(await sweep(catalogClient, cache, catalog, lake, tables, (Date.now() - go) / 1000)),
         );
         while (sampling && Date.now() < next) await sleep(500);
       }
@@ -192,7 +243,9 @@ export async function runLakeSim(
     await writer.exited();
     sampling = false;
     await sampler;
-    samples.push(...(await sweep(catalogClient, cache, catalog, tables, (Date.now() - go) / 1000)));
+    samples.push(
+      ...(await sweep(catalogClient, cache, catalog, lake, tables, (Date.now() - go) / 1000)),
+    );
 
     for (const s of [...services.values()].reverse()) await s.stop('SIGTERM');
     services.clear();
@@ -257,14 +310,19 @@ export async function runLakeSim(
 async function startServices(
   stack: PrivateStack,
   catalog: string,
+  lake: Lake,
   running: Map<Service, ServiceProcess>,
 ): Promise<TaskEventLog> {
-  await stack.writeBootstrap(catalog, {
-    cpu: '2',
-    memory: '4Gi',
-    slots: 1,
-    spark: { ...SPARK, driverMemory: '1g', executorMemory: '1g' },
-  });
+  await stack.writeBootstrap(
+    catalog,
+    {
+      cpu: '2',
+      memory: '4Gi',
+      slots: 1,
+      spark: { ...SPARK, driverMemory: '1g', executorMemory: '1g' },
+    },
+    { uri: lake.catalogUri, properties: lake.properties },
+  );
   const token = randomBytes(24).toString('hex');
   const extra: Record<Service, Record<string, string>> = {
     provisioner: {
@@ -280,8 +338,9 @@ async function startServices(
   const start = async (service: Service) => {
     const env = {
       ...stack.serviceEnv(service, token),
-      // The simulator's catalog keeps its tables on this machine's disk, as the local stack does.
-      ICEPACK_LOCAL_CATALOGS: '*',
+      // The simulator's catalog keeps its tables on this machine's disk, as the local stack
+      // does; on S3 the services (and the dispatcher's Spark jobs) read the keys from here.
+      ...(lake.s3 === undefined ? { ICEPACK_LOCAL_CATALOGS: '*' } : S3_KEYS),
       ...extra[service],
     };
     await startService(service, env, running, 180_000);
@@ -298,6 +357,7 @@ async function sweep(
   client: RestCatalog,
   cache: ManifestCache,
   catalog: string,
+  lake: Lake,
   tables: readonly TableInfo[],
   t: number,
 ): Promise<Sample[]> {
@@ -315,9 +375,10 @@ async function sweep(
         smallFiles: f.smallFiles,
         deleteFiles: f.positionDeleteFiles + f.equalityDeleteFiles + f.deletionVectors,
         snapshots: state.snapshots.total,
-        metadataBytes: await directoryBytes(
-          join(localPath(loaded.table.metadata.location), 'metadata'),
-        ),
+        metadataBytes:
+          lake.s3 === undefined
+            ? await directoryBytes(join(localPath(loaded.table.metadata.location), 'metadata'))
+            : await s3PrefixBytes(lake.s3, `${loaded.table.metadata.location}/metadata/`),
       });
     } catch {
       // A table mid-commit (a manifest not yet written) is sampled again next sweep.
@@ -334,6 +395,27 @@ async function directoryBytes(dir: string): Promise<number> {
       () => 0,
     );
   }
+  return total;
+}
+
+/**
+ * Bytes of the objects under an `s3://bucket/prefix/` location: moto's ListObjectsV2, unsigned
+ * and path-style (moto takes any request), every page.
+ */
+async function s3PrefixBytes(s3: PrivateS3, location: string): Promise<number> {
+  const match = /^s3[an]?:\/\/([^/]+)\/(.*)$/.exec(location);
+  if (match === null) return 0;
+  let total = 0;
+  let token: string | undefined;
+  do {
+    const url = new URL(`${s3.endpoint}/${match[1]!}`);
+    url.searchParams.set('list-type', '2');
+    url.searchParams.set('prefix', match[2]!);
+    if (token !== undefined) url.searchParams.set('continuation-token', token);
+    const body = await (await fetch(url)).text();
+    for (const size of body.matchAll(/<Size>(\d+)<\/Size>/g)) total += Number(size[1]);
+    token = /<NextContinuationToken>([^<]+)</.exec(body)?.[1];
+  } while (token !== undefined);
   return total;
 }
 

@@ -16,7 +16,7 @@ const log = (text: string): void => {
   process.stderr.write(`[lake-sim ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 };
 const USAGE =
-  'usage: ./dev bench lake-sim --minutes N --policy none|cron|icepack[,…] [--seed N] [--cron-minutes K] [--retention-minutes R] [--probe-every-minutes P] [--sample-seconds S] [--load L] [--settle-minutes M] [--out DIR]\n       ./dev bench lake-sim report [--out DIR] RAW.json…';
+  'usage: ./dev bench lake-sim --minutes N --policy none|cron|icepack[,…] [--seed N] [--cron-minutes K] [--retention-minutes R] [--probe-every-minutes P] [--sample-seconds S] [--load L] [--settle-minutes M] [--max-per-kind N] [--storage local|s3] [--out DIR]\n       ./dev bench lake-sim report [--out DIR] RAW.json…';
 const defaultOut = join(import.meta.dirname, '..', 'results');
 
 async function writeReports(results: RunResult[], outDir: string, command: string): Promise<void> {
@@ -66,7 +66,7 @@ async function report(argv: string[]): Promise<RunResult[]> {
     files.map(async (f) => JSON.parse(await readFile(f, 'utf8')) as RunResult),
   );
   const options = results[0]!.options;
-  const command = `./dev bench lake-sim --minutes ${String(options.minutes)} --policy ${results.map((r) => r.policy).join(',')} --seed ${String(options.seed)}`;
+  const command = `./dev bench lake-sim --minutes ${String(options.minutes)} --policy ${results.map((r) => r.policy).join(',')} --seed ${String(options.seed)}${options.storage === 's3' ? ' --storage s3' : ''}`;
   await writeReports(results, outDir, command);
   return results;
 }

@@ -583,6 +583,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--catalog-uri", required=True)
     parser.add_argument("--catalog-name", required=True)
+    parser.add_argument(
+        "--catalog-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a catalog client property (s3.endpoint=… for a lake on S3); repeatable",
+    )
     parser.add_argument("--namespace", default="lake")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--minutes", type=float, required=True)
@@ -596,7 +603,10 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("ICEPACK_SPARK_DRIVER_MEMORY", "2g")
-    spark = build_session(CatalogOptions(args.catalog_uri, args.catalog_name), app_name="icepack-lake-sim")
+    properties = dict(p.split("=", 1) for p in args.catalog_property)
+    spark = build_session(
+        CatalogOptions(args.catalog_uri, args.catalog_name, properties=properties), app_name="icepack-lake-sim"
+    )
     tables = lake(args)
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS `{args.catalog_name}`.`{args.namespace}`")
     for t in tables:

@@ -22,12 +22,17 @@ export function startBenchCatalog(
   port: number,
   run = benchRunDir('icepack-bench-scanner'),
 ): string {
-  const result = spawnSync('bash', [join(repo, 'deploy', 'local', 'catalog.sh'), 'up'], {
-    env: { ...process.env, ICEPACK_CATALOG_PORT: String(port), ICEPACK_RUN: run },
+  localScript('catalog.sh', 'up', { ICEPACK_CATALOG_PORT: String(port), ICEPACK_RUN: run });
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Runs `deploy/local/<script> <command>` with `env` on top of this process's environment. */
+export function localScript(script: string, command: string, env: Record<string, string>): void {
+  const result = spawnSync('bash', [join(repo, 'deploy', 'local', script), command], {
+    env: { ...process.env, ...env },
     encoding: 'utf8',
   });
-  if (result.status !== 0) throw new Error(`catalog.sh up failed:\n${result.stderr}`);
-  return `http://127.0.0.1:${port}`;
+  if (result.status !== 0) throw new Error(`${script} ${command} failed:\n${result.stderr}`);
 }
 
 async function tableCount(uri: string, namespace: readonly string[]): Promise<number> {

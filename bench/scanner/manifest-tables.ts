@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { encodeManifest, encodeManifestList, TestTableWriter } from '@icepack/iceberg/testing';
 import type { TestEntry, TestManifestListEntry } from '@icepack/iceberg/testing';
 import { createNamespace } from '@icepack/metadata-scanner/testing';
@@ -11,7 +11,8 @@ import { parseJsonExact, stringifyJson } from '@icepack/types';
 // Tables with real Iceberg metadata, made without Spark: the catalog (Iceberg Java's REST
 // server) creates each table and commits its snapshots, so metadata JSON, snapshot log and
 // refs are Iceberg's own; the manifests and manifest lists it points at are written here
-// with the project's Avro writers (what `table-health.ts` decodes), into the table's location.
+// with the project's Avro writers (what `table-health.ts` decodes), into the table's location
+// (a local directory, or an S3 store: `WriteObject`).
 // The scanner reads manifests, not data files: the data files named in them do not exist.
 
 /** 50 data files over 3 append snapshots, partitioned by `region` (5 values). */
@@ -55,11 +56,23 @@ async function ok(response: Response, what: string): Promise<LoadedTable> {
   return parseJsonExact(text) as LoadedTable;
 }
 
-/** `file:/a`, `file:///a` → `/a` (the catalog's warehouse is a local directory). */
-const localPath = (location: string): string => location.replace(/^file:(\/\/)?/, '');
+/** Writes one generated file (manifest, manifest list) at its location. */
+export type WriteObject = (location: string, bytes: Uint8Array) => Promise<void>;
+
+/** `file:/a`, `file:///a`, `/a`: the catalog's warehouse is a local directory. */
+export const writeLocalFile: WriteObject = async (location, bytes) => {
+  const path = location.replace(/^file:(\/\/)?/, '');
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, bytes);
+};
 
 /** Creates the table (or loads it when an earlier run did) and commits its missing snapshots. */
-async function ensureTable(uri: string, namespace: readonly string[], name: string): Promise<void> {
+async function ensureTable(
+  uri: string,
+  namespace: readonly string[],
+  name: string,
+  write: WriteObject,
+): Promise<void> {
   const tables = `${uri}/v1/namespaces/${nsPath(namespace)}/tables`;
   let response = await call('POST', tables, {
     name,
@@ -81,8 +94,6 @@ async function ensureTable(uri: string, namespace: readonly string[], name: stri
   if (response.status === 409) response = await call('GET', `${tables}/${name}`);
   const table = await ok(response, `create ${namespace.join('.')}.${name}`);
   const location = table.metadata.location.replace(/\/$/, '');
-  const dir = join(localPath(location), 'metadata');
-  await mkdir(dir, { recursive: true });
   const done = table.metadata.snapshots?.length ?? 0;
   const manifests: TestManifestListEntry[] = [];
   let parent: bigint | null = null;
@@ -113,8 +124,8 @@ async function ensureTable(uri: string, namespace: readonly string[], name: stri
       continue;
     }
     const list = `${location}/metadata/snap-${snapshotId}.avro`;
-    await writeFile(join(dir, `m${s}.avro`), bytes);
-    await writeFile(join(dir, `snap-${snapshotId}.avro`), encodeManifestList(2, manifests));
+    await write(manifest, bytes);
+    await write(list, encodeManifestList(2, manifests));
     const id = BigInt(snapshotId);
     await ok(
       await call('POST', `${tables}/${name}`, {
@@ -157,6 +168,7 @@ export async function ensureManifestTables(
   stateDir: string,
   namespaces: number,
   perNamespace: number,
+  write: WriteObject = writeLocalFile,
   concurrency = 8,
 ): Promise<number> {
   const markers = join(stateDir, 'generated');
@@ -169,7 +181,7 @@ export async function ensureManifestTables(
     const namespace = ['bench', ns];
     await createNamespace(uri, namespace);
     await inPool(perNamespace, concurrency, async (name) => {
-      await ensureTable(uri, namespace, name);
+      await ensureTable(uri, namespace, name, write);
       made++;
     });
     await writeFile(marker, '');

@@ -13,6 +13,9 @@ catalog_dir="$ICEPACK_RUN/s3-catalog"
 pidfile="$catalog_dir/s3-catalog.pid"
 logfile="$ICEPACK_LOGS/s3-catalog.log"
 uri="http://127.0.0.1:$ICEPACK_S3_CATALOG_PORT"
+# Where the catalog's S3FileIO sends its requests: the store, unless something sits in between
+# (the scanner bench puts a request-counting proxy there).
+store_endpoint="${ICEPACK_S3_CATALOG_STORE_ENDPOINT:-http://127.0.0.1:$ICEPACK_S3_PORT}"
 
 cmd_install() {
   bash "$here/catalog.sh" install
@@ -46,7 +49,7 @@ cmd_start() {
     CATALOG_JDBC_USER=icepack \
     CATALOG_JDBC_PASSWORD=icepack \
     CATALOG_IO__IMPL=org.apache.iceberg.aws.s3.S3FileIO \
-    CATALOG_S3_ENDPOINT="http://127.0.0.1:$ICEPACK_S3_PORT" \
+    CATALOG_S3_ENDPOINT="$store_endpoint" \
     CATALOG_S3_PATH__STYLE__ACCESS=true \
     CATALOG_CLIENT_REGION=us-east-1 \
     AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=icepack AWS_SECRET_ACCESS_KEY=icepack \

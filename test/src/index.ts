@@ -39,7 +39,7 @@ export type {
 } from './k8s-real/kubelet-standin.ts';
 export type { DriverCommand } from './k8s-real/driver-command.ts';
 export { PrivateStack, StackScriptError, startService } from './e2e/private-stack.ts';
-export type { BootstrapGroup, Service } from './e2e/private-stack.ts';
+export type { BootstrapCatalog, BootstrapGroup, PrivateS3, Service } from './e2e/private-stack.ts';
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
 export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';

@@ -17,6 +17,13 @@ describe('parseOptions', () => {
     ).toEqual(['none', 'cron', 'icepack']);
   });
 
+  it('reads where the lake lives: local by default, or s3', () => {
+    expect(parseOptions(['--minutes', '3', '--policy', 'none'], '/o').storage).toBe('local');
+    expect(
+      parseOptions(['--minutes', '3', '--policy', 'none', '--storage', 's3'], '/o').storage,
+    ).toBe('s3');
+  });
+
   it.each([
     [['--policy', 'icepack'], '--minutes: required'],
     [['--minutes', '3'], '--policy: required'],
@@ -29,6 +36,8 @@ describe('parseOptions', () => {
       ['--minutes', '3', '--policy', 'none', '--max-per-kind', '1.5'],
       '--max-per-kind: expected a whole number',
     ],
+    [['--minutes', '3', '--policy', 'none', '--storage', 'gcs'], '--storage: expected local|s3'],
+    [['--minutes', '3', '--policy', 'none', '--storage'], '--storage: expected local|s3, got null'],
     [['--minutes', '3', '--policy', 'none', '--fast'], 'unknown flag "--fast"'],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseOptions(argv, '/o')).toThrow(OptionError);

@@ -3,6 +3,10 @@
 export const Policies = ['none', 'cron', 'icepack'] as const;
 export type Policy = (typeof Policies)[number];
 
+/** Where the lake's files live: this machine's disk, or an S3 store (issue 20). */
+export const Storages = ['local', 's3'] as const;
+export type Storage = (typeof Storages)[number];
+
 export interface SimOptions {
   /** Writing time (the schedule); setup, settling and the final checks come on top. */
   readonly minutes: number;
@@ -26,6 +30,11 @@ export interface SimOptions {
    * and 2 tagged tables); fewer keeps every writer kind at a fraction of the cost.
    */
   readonly maxPerKind: number;
+  /**
+   * `local`: the simulator's REST catalog keeps the tables on this machine's disk. `s3`: a
+   * REST catalog of its own whose warehouse is on an S3 store of its own (moto).
+   */
+  readonly storage: Storage;
   /** Where the markdown and HTML reports go. */
   readonly outDir: string;
 }
@@ -39,6 +48,7 @@ export const DEFAULTS: Omit<SimOptions, 'minutes' | 'policies' | 'outDir'> = {
   load: 1,
   settleMinutes: 5,
   maxPerKind: 8,
+  storage: 'local',
 };
 
 /** The options that shape a run (recorded with its result): all but policies and outDir. */
@@ -83,6 +93,7 @@ function positive(flag: string, text: string | undefined, integer: boolean): num
 export function parseOptions(argv: readonly string[], defaultOutDir: string): SimOptions {
   const numbers: Partial<Record<keyof SimOptions, number>> = {};
   let policies: Policy[] | undefined;
+  let storage: Storage = DEFAULTS.storage;
   let outDir = defaultOutDir;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -100,6 +111,13 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
         );
       }
       policies = [...new Set(names as Policy[])];
+    } else if (flag === '--storage') {
+      if (!(Storages as readonly string[]).includes(value ?? '')) {
+        throw new OptionError(
+          `--storage: expected ${Storages.join('|')}, got ${JSON.stringify(value ?? null)}`,
+        );
+      }
+      storage = value as Storage;
     } else if (flag === '--out') {
       if (value === undefined || value === '') throw new OptionError('--out: expected a directory');
       outDir = value;
@@ -109,5 +127,5 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
   }
   if (numbers.minutes === undefined) throw new OptionError('--minutes: required');
   if (policies === undefined) throw new OptionError('--policy: required (none|cron|icepack)');
-  return { ...DEFAULTS, ...numbers, minutes: numbers.minutes, policies, outDir };
+  return { ...DEFAULTS, ...numbers, minutes: numbers.minutes, policies, storage, outDir };
 }

@@ -24,6 +24,22 @@ export class StackScriptError extends Error {
   override name = 'StackScriptError';
 }
 
+/** The catalog fields of the bootstrap file beyond its name (default: this stack's catalog). */
+export interface BootstrapCatalog {
+  readonly uri?: string;
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+/** An S3 store (moto) and a REST catalog whose warehouse is on it, of one private stack. */
+export interface PrivateS3 {
+  /** moto's S3 endpoint (path-style; any key is accepted). */
+  readonly endpoint: string;
+  readonly bucket: string;
+  readonly catalogUri: string;
+  /** The catalog client properties that reach tables on the store (no keys: the SDK chain). */
+  readonly properties: Readonly<Record<string, string>>;
+}
+
 /**
  * Redis, Kafka and the REST catalog of this test alone, started by the same deploy/local
  * scripts as the shared stack but on their own ports and state directory. The end-to-end
@@ -39,6 +55,7 @@ export class PrivateStack {
   readonly catalogUri: string;
   /** Where {@link writeBootstrap} writes (`ICEPACK_BOOTSTRAP_FILE`). */
   readonly bootstrapFile: string;
+  #s3: { env: Record<string, string>; s3: PrivateS3 } | undefined;
 
   private constructor(runDir: string, ports: Record<string, number>) {
     this.runDir = runDir;
@@ -72,11 +89,36 @@ export class PrivateStack {
   }
 
   /** `deploy/local/<script> <args>` against this stack; rejects with its output on failure. */
-  async script(script: string, ...args: string[]): Promise<string> {
-    const { code, output } = await runLocalScript(script, args, this.env);
-    if (code !== 0)
-      throw new StackScriptError(`${script} ${args.join(' ')} exited ${String(code)}:\n${output}`);
-    return output;
+  script(script: string, ...args: string[]): Promise<string> {
+    return scriptWith(this.env, script, args);
+  }
+
+  /**
+   * Starts this stack's S3 store and the REST catalog on it (deploy/local/s3-catalog.sh, on
+   * free ports, in this stack's state directory); {@link stop} stops them.
+   */
+  async startS3(): Promise<PrivateS3> {
+    if (this.#s3 !== undefined) return this.#s3.s3;
+    const ports = { store: await freePort(), catalog: await freePort() };
+    const env = {
+      ...this.env,
+      ICEPACK_S3_PORT: String(ports.store),
+      ICEPACK_S3_CATALOG_PORT: String(ports.catalog),
+    };
+    const endpoint = `http://127.0.0.1:${String(ports.store)}`;
+    const s3: PrivateS3 = {
+      endpoint,
+      bucket: infraEnv().s3Bucket,
+      catalogUri: `http://127.0.0.1:${String(ports.catalog)}`,
+      properties: {
+        's3.endpoint': endpoint,
+        's3.path-style-access': 'true',
+        'client.region': 'us-east-1',
+      },
+    };
+    this.#s3 = { env, s3 };
+    await scriptWith(env, 's3-catalog.sh', ['up']);
+    return s3;
   }
 
   /**
@@ -101,18 +143,45 @@ export class PrivateStack {
    * Writes the provisioner's bootstrap file — this stack's catalog as `catalog` and one group
    * of the same name for it — at {@link bootstrapFile}.
    */
-  async writeBootstrap(catalog: string, group: BootstrapGroup): Promise<void> {
+  async writeBootstrap(
+    catalog: string,
+    group: BootstrapGroup,
+    definition: BootstrapCatalog = {},
+  ): Promise<void> {
     // JSON is YAML.
     const bootstrap = {
-      catalogs: [{ name: catalog, type: 'rest', uri: this.catalogUri }],
+      catalogs: [{ name: catalog, type: 'rest', uri: this.catalogUri, ...definition }],
       groups: [{ name: catalog, catalog, ...group }],
     };
     await writeFile(this.bootstrapFile, `${JSON.stringify(bootstrap, null, 2)}\n`);
   }
 
-  stop(): Promise<string> {
-    return this.script('infra.sh', 'down', 'redis', 'kafka', 'catalog');
+  async stop(): Promise<string> {
+    let failure: Error | undefined;
+    if (this.#s3 !== undefined) {
+      // The catalog first, then the store it writes to; the rest goes down either way.
+      for (const script of ['s3-catalog.sh', 's3.sh']) {
+        await scriptWith(this.#s3.env, script, ['stop']).catch((error: unknown) => {
+          failure ??= error instanceof Error ? error : new StackScriptError(String(error));
+        });
+      }
+    }
+    const output = await this.script('infra.sh', 'down', 'redis', 'kafka', 'catalog');
+    if (failure !== undefined) throw failure;
+    return output;
   }
+}
+
+/** `deploy/local/<script> <args>` with `env`; rejects with its output on failure. */
+async function scriptWith(
+  env: Readonly<Record<string, string>>,
+  script: string,
+  args: readonly string[],
+): Promise<string> {
+  const { code, output } = await runLocalScript(script, args, env);
+  if (code !== 0)
+    throw new StackScriptError(`${script} ${args.join(' ')} exited ${String(code)}:\n${output}`);
+  return output;
 }
 
 /**
