@@ -138,7 +138,8 @@ const NO_BATCH_END: RunEnd = {
  * end, which would charge every task the whole batch.
  */
 function ownEndedAt(startedAt: number, end: RunEnd, now: number): number {
-  return end.ok && end.result !== undefined ? startedAt + end.result.durationMs : now;
+  const own = end.ok ? (end.result?.durationMs ?? end.durationMs) : undefined;
+  return own === undefined ? now : startedAt + own;
 }
 
 interface Ended {
