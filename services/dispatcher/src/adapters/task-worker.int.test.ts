@@ -647,7 +647,7 @@ class BatchBook {
         };
         const outcome: BatchOutcome = {
           reattached: earlier !== undefined,
-          ends: new Map(
+          ends: new Map<string, RunEnd>(
             request.tasks.map((t) => [
               t.taskRun,
               ran.has(t.task.id) ? { ok: true, durationMs: 1_000 } : lost,

@@ -131,9 +131,13 @@ function request(task: Task): RunRequest {
 
 /** A batch of `tasks` (ADR 0027), led by the first, sized by it as the worker sizes a batch. */
 function batchRequest(tasks: readonly Task[]): BatchRunRequest {
-  const { taskRun, task: _leader, ...rest } = request(tasks[0]!);
+  const { taskRun, binding: b, size, catalog: c, timeoutMs } = request(tasks[0]!);
   return {
-    ...rest,
+    binding: b,
+    size,
+    catalog: c,
+    timeoutMs,
+    attempt: 1,
     batchRun: taskRun,
     tasks: tasks.map((task, i) => ({ taskRun: `${task.id}@${String(Date.now() + i)}`, task })),
   };

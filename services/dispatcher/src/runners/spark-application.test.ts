@@ -169,9 +169,13 @@ describe('sparkBatchApplication: one application for a batch of small tasks (ADR
     sampleMergeTask({ table: sampleTableId({ catalog: 'lake', name }) }),
   );
   function batch(auth: CatalogAuth = { type: 'none' }): BatchRunRequest {
-    const { taskRun: _taskRun, task: _task, ...rest } = request(auth);
+    const { binding, size, catalog, traceparent, timeoutMs } = request(auth);
     return {
-      ...rest,
+      binding,
+      size,
+      catalog,
+      timeoutMs,
+      ...(traceparent === undefined ? {} : { traceparent }),
       batchRun: 'merge/lake/sales/orders@1',
       attempt: 2,
       tasks: tasks.map((task, i) => ({ taskRun: `${task.id}@${String(i)}`, task })),

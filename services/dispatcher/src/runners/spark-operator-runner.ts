@@ -138,7 +138,7 @@ export function batchEnds(
       });
     } else {
       const known = errorFromExitCode(outcome.exitCode, `exit code ${String(outcome.exitCode)}`);
-      const error = outcome.error ?? {};
+      const error: Partial<TaskError> = outcome.error ?? {};
       ends.set(taskRun, {
         ok: false,
         error: {
@@ -260,7 +260,7 @@ export class SparkOperatorRunner implements SparkRunner {
         retryable: false,
       };
       return {
-        ends: new Map(request.tasks.map((t) => [t.taskRun, { ok: false, error }])),
+        ends: new Map<string, RunEnd>(request.tasks.map((t) => [t.taskRun, { ok: false, error }])),
         reattached: false,
       };
     }
