@@ -634,6 +634,11 @@ class BatchBook {
       isLaunched: () => Promise.resolve(false),
       run: () => Promise.reject(new Error('a batched task was run alone')),
       batchName: (key) => BatchBook.nameOf(key),
+      batchLocation: (key) => ({
+        runner: 'batch-book',
+        runId: BatchBook.nameOf(key),
+        logs: [`/runs/${BatchBook.nameOf(key)}.log`],
+      }),
       runBatch: async (request) => {
         this.requests.push(request);
         const name = BatchBook.nameOf(request);
@@ -688,6 +693,16 @@ describe('TaskWorker batches (ADR 0027)', () => {
     await until('the batch to be launched', () => book.launched.size === 1);
     const [launch] = [...book.launched.values()];
     expect(launch?.tasks.map((t) => t.task)).toEqual([leader, held]);
+    // Each task's job says where its run is: the batch (the console's queue page).
+    for (const task of [leader, held]) {
+      const recorded = await redis.hget(
+        `${prefix}:${queueNameForCatalog(catalog)}:${task.id}`,
+        JOB_RUN_LOCATION_FIELD,
+      );
+      expect(runLocationSchema.parse(JSON.parse(recorded ?? '{}')).runId).toBe(
+        BatchBook.nameOf(launch!),
+      );
+    }
 
     // The dispatcher dies mid-batch. The held task's job gets new data, as the planner's update
     // of a waiting job does once the stall check has put it back: same task id, a newer state.

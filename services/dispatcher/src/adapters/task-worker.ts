@@ -787,11 +787,13 @@ export class TaskWorker {
     const before = await this.#figures(task);
     const startedAt = Date.now();
     await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
+    const location = this.#o.runner.batchLocation?.({ ...batch, binding: this.#o.binding });
     await this.#o.connection.hset(this.#jobKey(run.job), {
       [Field.started]: String(attempt),
       [Field.startedAt]: String(startedAt),
       [Field.batch]: JSON.stringify(batch),
       ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
+      ...(location ? { [Field.run]: JSON.stringify(location) } : {}),
     });
     return { started: true, startedAt, before };
   }

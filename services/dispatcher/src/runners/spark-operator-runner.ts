@@ -245,6 +245,10 @@ export class SparkOperatorRunner implements SparkRunner {
     return batchApplicationName(key);
   }
 
+  batchLocation(key: BatchRunKey & Pick<RunRequest, 'binding'>): RunLocation {
+    return operatorRunLocation(key.binding.namespace, this.batchName(key), this.kind);
+  }
+
   /**
    * One SparkApplication for the batch, named from (batch run, attempt): a second call — a
    * restarted dispatcher, or a held task's job following the batch for itself — gets 409 and

@@ -111,4 +111,9 @@ export interface SparkRunner {
    * its tasks' events. Given with `runBatch`.
    */
   batchName?(key: BatchRunKey): string;
+  /**
+   * Where the batch runs and where its logs are, as `location` for a run: recorded on each of
+   * its tasks' jobs (the console's queue page). Optional.
+   */
+  batchLocation?(key: BatchRunKey & Pick<RunRequest, 'binding'>): RunLocation;
 }
