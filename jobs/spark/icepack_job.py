@@ -1580,14 +1580,33 @@ class JobSpan:
         except Exception as error:  # noqa: BLE001 — see the class comment
             _tracing_warning("cannot describe the span", error)
 
+    def describe_batch(self, tasks: Any) -> None:
+        """Adds the batch's size and its tasks' ids — whatever the task list, checked or not,
+        has — so that each task's run is found in the trace of the batch (the dispatch of the
+        task that leads it, whose TRACEPARENT the batch carries). Named at the start (main)."""
+        if self._span is None or not isinstance(tasks, list):
+            return
+        try:
+            self._span.set_attribute("icepack.batch.tasks", len(tasks))
+            ids = [task["id"] for task in tasks if isinstance(task, dict) and isinstance(task.get("id"), str)]
+            if ids:
+                self._span.set_attribute("icepack.task.ids", ids)
+        except Exception as error:  # noqa: BLE001 — see the class comment
+            _tracing_warning("cannot describe the span", error)
+
     def finish(self, payload: dict[str, Any]) -> None:
-        """Ends the span with the result's outcome and waits (bounded) for its export."""
+        """Ends the span with the result's outcome and waits (bounded) for its export. A batch's
+        (its summary) also says how many of its tasks failed: the batch itself succeeds when
+        every task has a result, whatever it says."""
         if self._span is None:
             return
         try:
             from opentelemetry.trace import Status, StatusCode
 
             self._span.set_attribute("icepack.job.exit_code", int(payload["exitCode"]))
+            if isinstance(payload.get("tasks"), dict):
+                failed = sum(1 for outcome in payload["tasks"].values() if outcome.get("exitCode") != ExitCode.OK)
+                self._span.set_attribute("icepack.batch.failed", failed)
             if payload.get("ok"):
                 self._span.set_status(Status(StatusCode.OK))
             else:
@@ -1600,7 +1619,13 @@ class JobSpan:
             _tracing_warning("cannot export the span", error)
 
 
-def start_job_span(env: Mapping[str, str]) -> JobSpan:
+# The span's name until the task is read: a single task's becomes `job <type>` (describe); a
+# batch's stays BATCH_SPAN_NAME, whatever its tasks' types.
+JOB_SPAN_NAME = "job"
+BATCH_SPAN_NAME = "job batch"
+
+
+def start_job_span(env: Mapping[str, str], name: str = JOB_SPAN_NAME) -> JobSpan:
     """The run's span when tracing is wanted and the OpenTelemetry SDK is installed."""
     if not tracing_wanted(env):
         return JobSpan()
@@ -1621,7 +1646,7 @@ def start_job_span(env: Mapping[str, str]) -> JobSpan:
         provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(timeout=SPAN_EXPORT_TIMEOUT_S)))
         carrier = {"traceparent": env["TRACEPARENT"]} if env.get("TRACEPARENT") else {}
         parent = TraceContextTextMapPropagator().extract(carrier)
-        span = provider.get_tracer("icepack.spark-job").start_span("job", context=parent)
+        span = provider.get_tracer("icepack.spark-job").start_span(name, context=parent)
         return JobSpan(provider, span)
     except Exception as error:  # noqa: BLE001 — tracing must never fail the job
         _tracing_warning("cannot start tracing", error)
@@ -1686,9 +1711,9 @@ def write_result(payload: dict[str, Any], path: str | None, termination_log: str
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    span = start_job_span(os.environ)
     if is_batch(args):
-        return main_batch(args, span)
+        return main_batch(args, start_job_span(os.environ, BATCH_SPAN_NAME))
+    span = start_job_span(os.environ)
     task_id: str | None = None
     try:
         value = read_task(args)
@@ -1710,7 +1735,10 @@ def main_batch(args: argparse.Namespace, span: JobSpan) -> int:
     summary line (`batch.json` too). Exit 0 when every task has a result, whatever it says;
     2 when the batch itself is bad input (no task ran); 1 when the session failed."""
     try:
-        summary = run_batch(args, read_task(args))
+        tasks = read_task(args)
+        # Before the checks, as a single task's: a bad batch is found by its tasks' ids too.
+        span.describe_batch(tasks)
+        summary = run_batch(args, tasks)
     except JobError as error:
         failure = error_payload(None, error.kind, str(error))
         summary = {"batch": 0, "exitCode": failure["exitCode"], "error": failure["error"]}

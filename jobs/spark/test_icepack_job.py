@@ -585,8 +585,19 @@ class TracingTest(unittest.TestCase):
         span = job.JobSpan(provider=object(), span=object())
         with redirect_stderr(io.StringIO()) as err:
             span.describe(MERGE)
+            span.describe_batch([MERGE])
             span.finish({"ok": True, "exitCode": 0})
+            span.finish({"ok": True, "exitCode": 0, "tasks": {"a": {"exitCode": 2}}})
         self.assertIn("no span for this run", err.getvalue())
+
+    def test_a_batch_span_names_what_it_can_of_a_bad_task_list(self):
+        # A list whose tasks lack ids (the batch is bad input) still counts; not a list: nothing.
+        attributes: dict[str, object] = {}
+        span = job.JobSpan(provider=object(), span=mock.Mock(set_attribute=attributes.__setitem__))
+        span.describe_batch({"id": "x"})
+        self.assertEqual(attributes, {})
+        span.describe_batch([MERGE, {"type": "merge"}, "x"])
+        self.assertEqual(attributes, {"icepack.batch.tasks": 3, "icepack.task.ids": [MERGE["id"]]})
 
     def test_an_unreachable_collector_does_not_change_the_result(self):
         # With or without the SDK installed: no span (warning) or a failed export, same result.
