@@ -513,6 +513,8 @@ def read_secret(env: dict[str, str], name: str) -> str | None:
 def read_task_text(args: argparse.Namespace) -> str:
     if args.task_json is not None:
         return args.task_json
+    if getattr(args, "tasks_json", None) is not None:
+        return args.tasks_json
     path = args.task if args.task is not None else args.tasks
     if path == "-":
         return sys.stdin.read()
@@ -523,13 +525,18 @@ def read_task_text(args: argparse.Namespace) -> str:
         raise BadInput(f"cannot read the task file {path}: {error.strerror}") from None
 
 
+def is_batch(args: argparse.Namespace) -> bool:
+    """`--tasks` or `--tasks-json`: the input is a batch's task list."""
+    return getattr(args, "tasks", None) is not None or getattr(args, "tasks_json", None) is not None
+
+
 def read_task(args: argparse.Namespace) -> Any:
     """The task (or the batch's tasks) as JSON, not yet checked (parse_task does that)."""
     text = read_task_text(args)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        what = "tasks" if getattr(args, "tasks", None) is not None else "task"
+        what = "tasks" if is_batch(args) else "task"
         raise BadInput(f"{what} is not valid JSON: {error}") from None
 
 
@@ -1993,12 +2000,58 @@ MAX_BATCH_TASKS = 100
 BATCH_RESULT_FILE = "batch.json"
 
 
-def task_result_name(task_id: str) -> str:
-    """A task's result file in the result directory: a hash of its id, since ids hold `/`, `%`
-    and any table name. The same as the dispatcher's `taskHash` (runners/run-key.ts)."""
+def task_key(task_id: str) -> str:
+    """A task's key in a batch's results: a hash of its id, since ids hold `/`, `%` and any
+    table name. The same as the dispatcher's `taskHash` (runners/run-key.ts)."""
     import hashlib
 
-    return hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16] + ".json"
+    return hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16]
+
+
+def task_result_name(task_id: str) -> str:
+    """A task's result file in the result directory."""
+    return task_key(task_id) + ".json"
+
+
+def task_outcome(payload: dict[str, Any]) -> dict[str, Any]:
+    """A task's result, compact, for the batch's summary: its exit code, its own duration and
+    CPU, or its error. The summary is what the Spark operator runner reads back (the driver's
+    termination message holds one line of at most 4096 bytes, not every task's full result)."""
+    if payload.get("ok"):
+        out: dict[str, Any] = {"exitCode": ExitCode.OK}
+        for key in ("durationMs", "cpuSeconds"):
+            if key in payload:
+                out[key] = payload[key]
+        return out
+    return {"exitCode": payload["exitCode"], "error": dict(payload["error"])}
+
+
+def fit_summary(summary: dict[str, Any], limit: int) -> dict[str, Any]:
+    """The summary made to fit `limit` bytes as one line: the tasks' error messages shortened,
+    then dropped, then the figures of successes dropped. Exit codes and error kinds always stay:
+    they decide each task's fate (done, retried, failed). What still does not fit (some 60 failed
+    tasks and more) is not written at all (write_termination_log): the runner reports them lost."""
+
+    def fits(value: dict[str, Any]) -> bool:
+        return len(result_line(value).encode("utf-8")) <= limit
+
+    if fits(summary):
+        return summary
+    fitted = json.loads(json.dumps(summary))
+    outcomes = list(fitted.get("tasks", {}).values())
+    errors = [outcome["error"] for outcome in outcomes if "error" in outcome]
+    for error in errors:
+        error["message"] = str(error.get("message", ""))[:120]
+    if fits(fitted):
+        return fitted
+    for error in errors:
+        error.pop("message", None)
+    if fits(fitted):
+        return fitted
+    for outcome in outcomes:
+        outcome.pop("durationMs", None)
+        outcome.pop("cpuSeconds", None)
+    return fitted
 
 
 def parse_batch(value: Any) -> list[tuple[str, dict[str, Any] | JobError]]:
@@ -2044,30 +2097,41 @@ def run_batch(
     own file in `args.result_dir` (atomically) and to stdout. A task whose result file exists is
     skipped: it ran before, in a batch run that was cut short, and never runs twice. One task's
     failure is that task's result; a session failure ends the batch, and the tasks it left
-    without a result are the runner's to report lost (retried). Returns the batch's summary.
+    without a result are the runner's to report lost (retried). Returns the batch's summary,
+    with each ended task's outcome in `tasks` (task_outcome). Without `args.result_dir` (the
+    Spark operator runner: its application is never launched twice, the name sees to that)
+    the results are on stdout and in the summary only.
     `start_session` and `run_task` are for tests (build_session and run_in_session)."""
     start_session = start_session or build_session
     run_task = run_task or run_in_session
     entries = parse_batch(value)
-    os.makedirs(args.result_dir, exist_ok=True)
+    result_dir = getattr(args, "result_dir", None)
+    if result_dir:
+        os.makedirs(result_dir, exist_ok=True)
+    outcomes: dict[str, dict[str, Any]] = {}
+
+    def ended(payload: dict[str, Any], path: str | None) -> None:
+        write_result(payload, path)
+        outcomes[task_key(payload.get("taskId") or "")] = task_outcome(payload)
+
     # The batch's catalog: its first valid task's. `--catalog-name` only names it in Spark.
     catalog = next((t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None)
-    pending: list[tuple[dict[str, Any], str]] = []
+    pending: list[tuple[dict[str, Any], str | None]] = []
     skipped = 0
     for task_id, checked in entries:
-        path = os.path.join(args.result_dir, task_result_name(task_id))
-        if os.path.exists(path):
+        path = os.path.join(result_dir, task_result_name(task_id)) if result_dir else None
+        if path is not None and os.path.exists(path):
             print(f"icepack_job: {task_id} has a result already; not run again", file=sys.stderr)
             skipped += 1
         elif isinstance(checked, JobError):
-            write_result(error_payload(task_id, checked.kind, str(checked)), path)
+            ended(error_payload(task_id, checked.kind, str(checked)), path)
         elif checked["table"]["catalog"] != catalog:
             # One session, one catalog configuration: the dispatcher batches one catalog only.
             message = f"task.table.catalog is {checked['table']['catalog']}, the batch's is {catalog}"
-            write_result(error_payload(task_id, "bad-input", message), path)
+            ended(error_payload(task_id, "bad-input", message), path)
         else:
             pending.append((checked, path))
-    summary: dict[str, Any] = {"batch": len(entries), "skipped": skipped, "exitCode": ExitCode.OK}
+    summary: dict[str, Any] = {"batch": len(entries), "skipped": skipped, "exitCode": ExitCode.OK, "tasks": outcomes}
     if not pending:
         return summary
     args.catalog_name = args.catalog_name or catalog
@@ -2087,7 +2151,7 @@ def run_batch(
                 if not session_alive(spark):
                     raise
                 payload = failure_payload(task["id"], error)
-            write_result(payload, path)
+            ended(payload, path)
             cpu_before += payload.get("cpuSeconds", 0.0)
             ran += 1
     except Exception as error:  # noqa: BLE001 — the session failed: the rest have no result
@@ -2160,14 +2224,33 @@ class JobSpan:
         except Exception as error:  # noqa: BLE001 — see the class comment
             _tracing_warning("cannot describe the span", error)
 
+    def describe_batch(self, tasks: Any) -> None:
+        """Adds the batch's size and its tasks' ids — whatever the task list, checked or not,
+        has — so that each task's run is found in the trace of the batch (the dispatch of the
+        task that leads it, whose TRACEPARENT the batch carries). Named at the start (main)."""
+        if self._span is None or not isinstance(tasks, list):
+            return
+        try:
+            self._span.set_attribute("icepack.batch.tasks", len(tasks))
+            ids = [task["id"] for task in tasks if isinstance(task, dict) and isinstance(task.get("id"), str)]
+            if ids:
+                self._span.set_attribute("icepack.task.ids", ids)
+        except Exception as error:  # noqa: BLE001 — see the class comment
+            _tracing_warning("cannot describe the span", error)
+
     def finish(self, payload: dict[str, Any]) -> None:
-        """Ends the span with the result's outcome and waits (bounded) for its export."""
+        """Ends the span with the result's outcome and waits (bounded) for its export. A batch's
+        (its summary) also says how many of its tasks failed: the batch itself succeeds when
+        every task has a result, whatever it says."""
         if self._span is None:
             return
         try:
             from opentelemetry.trace import Status, StatusCode
 
             self._span.set_attribute("icepack.job.exit_code", int(payload["exitCode"]))
+            if isinstance(payload.get("tasks"), dict):
+                failed = sum(1 for outcome in payload["tasks"].values() if outcome.get("exitCode") != ExitCode.OK)
+                self._span.set_attribute("icepack.batch.failed", failed)
             if payload.get("ok"):
                 self._span.set_status(Status(StatusCode.OK))
             else:
@@ -2180,7 +2263,13 @@ class JobSpan:
             _tracing_warning("cannot export the span", error)
 
 
-def start_job_span(env: Mapping[str, str]) -> JobSpan:
+# The span's name until the task is read: a single task's becomes `job <type>` (describe); a
+# batch's stays BATCH_SPAN_NAME, whatever its tasks' types.
+JOB_SPAN_NAME = "job"
+BATCH_SPAN_NAME = "job batch"
+
+
+def start_job_span(env: Mapping[str, str], name: str = JOB_SPAN_NAME) -> JobSpan:
     """The run's span when tracing is wanted and the OpenTelemetry SDK is installed."""
     if not tracing_wanted(env):
         return JobSpan()
@@ -2201,7 +2290,7 @@ def start_job_span(env: Mapping[str, str]) -> JobSpan:
         provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(timeout=SPAN_EXPORT_TIMEOUT_S)))
         carrier = {"traceparent": env["TRACEPARENT"]} if env.get("TRACEPARENT") else {}
         parent = TraceContextTextMapPropagator().extract(carrier)
-        span = provider.get_tracer("icepack.spark-job").start_span("job", context=parent)
+        span = provider.get_tracer("icepack.spark-job").start_span(name, context=parent)
         return JobSpan(provider, span)
     except Exception as error:  # noqa: BLE001 — tracing must never fail the job
         _tracing_warning("cannot start tracing", error)
@@ -2214,6 +2303,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     source.add_argument("--task", help="task JSON file, or - for stdin")
     source.add_argument("--task-json", help="task JSON text")
     source.add_argument("--tasks", help="batch: a JSON array of tasks of one catalog (file, or - for stdin)")
+    source.add_argument("--tasks-json", help="batch: a JSON array of tasks of one catalog (text)")
     parser.add_argument("--catalog-name", help="Spark catalog name (default: the task's table.catalog)")
     parser.add_argument("--catalog-uri", help="REST catalog URI; omit when spark conf configures the catalog")
     parser.add_argument("--warehouse")
@@ -2233,6 +2323,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error("--restore-run takes one --task, not --tasks")
     if args.tasks is not None and not args.result_dir:
         parser.error("--tasks needs --result-dir: each task's result is a file of its own")
+    if args.tasks_json is not None and not (args.result_dir or args.termination_log):
+        parser.error("--tasks-json needs --result-dir or --termination-log: where the results go")
     return args
 
 
@@ -2269,9 +2361,9 @@ def write_result(payload: dict[str, Any], path: str | None, termination_log: str
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if is_batch(args):
+        return main_batch(args, start_job_span(os.environ, BATCH_SPAN_NAME))
     span = start_job_span(os.environ)
-    if args.tasks is not None:
-        return main_batch(args, span)
     task_id: str | None = None
     try:
         value = read_task(args)
@@ -2293,19 +2385,26 @@ def main_batch(args: argparse.Namespace, span: JobSpan) -> int:
     summary line (`batch.json` too). Exit 0 when every task has a result, whatever it says;
     2 when the batch itself is bad input (no task ran); 1 when the session failed."""
     try:
-        summary = run_batch(args, read_task(args))
+        tasks = read_task(args)
+        # Before the checks, as a single task's: a bad batch is found by its tasks' ids too.
+        span.describe_batch(tasks)
+        summary = run_batch(args, tasks)
     except JobError as error:
         failure = error_payload(None, error.kind, str(error))
         summary = {"batch": 0, "exitCode": failure["exitCode"], "error": failure["error"]}
     # Also for a bad batch, which ends before the directory is made: the runner reads the
     # summary to tell "bad input, do not retry" from "killed, retry".
-    try:
-        os.makedirs(args.result_dir, exist_ok=True)
-        path: str | None = os.path.join(args.result_dir, BATCH_RESULT_FILE)
-    except OSError as error:
-        print(f"icepack_job: cannot make the result directory: {error}", file=sys.stderr)
-        path = None
-    write_result(summary, path, args.termination_log)
+    path: str | None = None
+    if args.result_dir:
+        try:
+            os.makedirs(args.result_dir, exist_ok=True)
+            path = os.path.join(args.result_dir, BATCH_RESULT_FILE)
+        except OSError as error:
+            print(f"icepack_job: cannot make the result directory: {error}", file=sys.stderr)
+    write_result(summary, path)
+    if args.termination_log:
+        # Every task's outcome, made to fit: the Spark operator runner's only way back.
+        write_termination_log(result_line(fit_summary(summary, TERMINATION_MESSAGE_LIMIT)), args.termination_log)
     span.finish({"ok": summary["exitCode"] == ExitCode.OK, **summary})
     return int(summary["exitCode"])
 

@@ -662,8 +662,19 @@ class TracingTest(unittest.TestCase):
         span = job.JobSpan(provider=object(), span=object())
         with redirect_stderr(io.StringIO()) as err:
             span.describe(MERGE)
+            span.describe_batch([MERGE])
             span.finish({"ok": True, "exitCode": 0})
+            span.finish({"ok": True, "exitCode": 0, "tasks": {"a": {"exitCode": 2}}})
         self.assertIn("no span for this run", err.getvalue())
+
+    def test_a_batch_span_names_what_it_can_of_a_bad_task_list(self):
+        # A list whose tasks lack ids (the batch is bad input) still counts; not a list: nothing.
+        attributes: dict[str, object] = {}
+        span = job.JobSpan(provider=object(), span=mock.Mock(set_attribute=attributes.__setitem__))
+        span.describe_batch({"id": "x"})
+        self.assertEqual(attributes, {})
+        span.describe_batch([MERGE, {"type": "merge"}, "x"])
+        self.assertEqual(attributes, {"icepack.batch.tasks": 3, "icepack.task.ids": [MERGE["id"]]})
 
     def test_an_unreachable_collector_does_not_change_the_result(self):
         # With or without the SDK installed: no span (warning) or a failed export, same result.
@@ -829,6 +840,71 @@ class BatchTest(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertEqual(summary["error"]["kind"], "bad-input")
         self.assertEqual(json.loads(out.getvalue().splitlines()[-1]), summary)
+
+    def test_the_summary_holds_each_ended_tasks_outcome_by_task_key(self):
+        tasks = [merge_on("a"), merge_on("dropped"), merge_on("c")]
+        with tempfile.TemporaryDirectory() as tmp:
+            summary, _ = self.run_batch(tmp, tasks, {"dropped": job.Refused("not the planned table")})
+        key = lambda t: job.task_key(t["id"])  # noqa: E731
+        self.assertEqual(summary["tasks"][key(tasks[0])], {"exitCode": 0, "cpuSeconds": 1.0})
+        self.assertEqual(summary["tasks"][key(tasks[1])]["error"]["kind"], "refused")
+        self.assertEqual(summary["tasks"][key(tasks[1])]["exitCode"], job.ExitCode.REFUSED)
+        self.assertIn(key(tasks[2]), summary["tasks"])
+
+    def test_a_summary_too_long_for_the_termination_message_keeps_every_tasks_exit_code_and_kind(self):
+        outcomes = {
+            f"{i:016x}": {"exitCode": 5, "error": {"kind": "io", "message": "x" * 2000, "retryable": True}}
+            for i in range(20)
+        }
+        outcomes["f" * 16] = {"exitCode": 0, "durationMs": 1234, "cpuSeconds": 2.5}
+        summary = {"batch": 21, "exitCode": 0, "tasks": outcomes}
+        fitted = job.fit_summary(summary, job.TERMINATION_MESSAGE_LIMIT)
+        self.assertLessEqual(len(job.result_line(fitted).encode("utf-8")), job.TERMINATION_MESSAGE_LIMIT)
+        self.assertEqual(set(fitted["tasks"]), set(outcomes))
+        for key, outcome in outcomes.items():
+            self.assertEqual(fitted["tasks"][key]["exitCode"], outcome["exitCode"])
+            if "error" in outcome:
+                self.assertEqual(fitted["tasks"][key]["error"]["kind"], "io")
+                self.assertTrue(fitted["tasks"][key]["error"]["retryable"])
+        # The summary itself is untouched (it goes to stdout and batch.json whole).
+        self.assertEqual(len(summary["tasks"]["0" * 16]["error"]["message"]), 2000)
+        # One that fits is written as it is.
+        small = {"batch": 1, "exitCode": 0, "tasks": {"f" * 16: {"exitCode": 0, "durationMs": 5}}}
+        self.assertEqual(job.fit_summary(small, job.TERMINATION_MESSAGE_LIMIT), small)
+
+    def test_tasks_json_runs_a_batch_with_results_only_in_the_termination_message(self):
+        # The Spark operator runner's way: the task list in the arguments, no result directory
+        # (a driver pod's disk outlives nothing), the outcomes in the termination message. A bad
+        # batch here: the summary still reaches the termination message.
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(io.StringIO()):
+            termination = os.path.join(tmp, "termination-log")
+            code = job.main(["--tasks-json", "[]", "--termination-log", termination])
+            with open(termination, encoding="utf-8") as fh:
+                summary = json.loads(fh.read())
+        self.assertEqual(code, 2)
+        self.assertEqual(summary["error"]["kind"], "bad-input")
+        self.assertIn("must not be empty", summary["error"]["message"])
+
+    def test_tasks_json_without_a_result_directory_writes_no_file_and_skips_nothing(self):
+        args = job.parse_args(["--tasks-json", "[]", "--termination-log", "/dev/null"])
+        tasks = [merge_on("a"), merge_on("b")]
+        session = _FakeSession()
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            summary = job.run_batch(
+                args,
+                tasks,
+                lambda a, kind: session,
+                lambda spark, a, task, started, cpu: {"ok": True, "taskId": task["id"], "exitCode": 0, "durationMs": 7},
+            )
+        self.assertEqual(summary["ran"], 2)
+        self.assertEqual(summary["skipped"], 0)
+        self.assertEqual(
+            summary["tasks"], {job.task_key(t["id"]): {"exitCode": 0, "durationMs": 7} for t in tasks}
+        )
+
+    def test_tasks_json_needs_somewhere_for_its_results(self):
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            job.parse_args(["--tasks-json", "[]"])
 
     def test_tasks_needs_a_result_directory(self):
         with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):

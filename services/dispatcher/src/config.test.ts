@@ -24,14 +24,14 @@ describe('dispatcher config', () => {
     );
   });
 
-  it('batches (when on) up to 20 tasks unless told otherwise; refuses a bound outside 2–100 by name', () => {
+  it('batches up to 20 tasks unless told otherwise; refuses a bound outside 2–100 by name', () => {
     const config = loadConfig(configSchema, required);
-    expect(config.ICEPACK_DISPATCHER_BATCH).toBe(false);
+    expect(config.ICEPACK_DISPATCHER_BATCH).toBe(true);
     expect(config.ICEPACK_DISPATCHER_BATCH_MAX_TASKS).toBe(20);
     expect(
-      loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_BATCH: 'true' })
+      loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_BATCH: 'false' })
         .ICEPACK_DISPATCHER_BATCH,
-    ).toBe(true);
+    ).toBe(false);
     for (const bad of ['1', '101', 'many'])
       expect(() =>
         loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_BATCH_MAX_TASKS: bad }),

@@ -47,11 +47,10 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
     .pipe(z.number().min(1_000, 'must be at least 1s'))
     .default(60_000),
   /**
-   * Batched runs (ADR 0027): small tasks of a catalog share one Spark application. Off: every
-   * task runs alone. The spark-operator runner runs every task alone either way (not built).
-   * Off by default until the end-to-end suite has run with it (ADR 0027, "Setting").
+   * Batched runs (ADR 0027): small tasks of a catalog share one Spark application, on both
+   * runners. Off: every task runs alone.
    */
-  ICEPACK_DISPATCHER_BATCH: flag().default(false),
+  ICEPACK_DISPATCHER_BATCH: flag().default(true),
   /** Tasks in one batch at most (the leader included); 100 is the job's bound. */
   ICEPACK_DISPATCHER_BATCH_MAX_TASKS: z.coerce.number().int().min(2).max(100).default(20),
   /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { infraEnv } from '../infra/env.ts';
@@ -80,6 +82,60 @@ describe('the Spark job’s span (jobs/spark/icepack_job.py)', () => {
         },
         statusCode: 2,
         statusMessage: 'bad-input: task.parameters.targetFileSizeBytes is required',
+      },
+    ]);
+  });
+
+  it('names a batch’s span `job batch`, with its tasks’ ids and how many failed', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const dispatchSpanId = randomBytes(8).toString('hex');
+    // Two merges that each fail their own checks: each has its own result (exit 2), no Spark
+    // starts, and the batch itself ends with every task's result (exit 0).
+    const merge = (name: string) => ({
+      id: `merge/lake/sales/${name}`,
+      type: 'merge',
+      table: { catalog: 'lake', namespace: ['sales'], name },
+      state: { tableUuid: 'f79c3e09-8dc7-4b5c-9f3a-2d6c2e5d9c11' },
+      parameters: {},
+    });
+    const resultDir = await mkdtemp(join(tmpdir(), 'icepack-job-span-'));
+    try {
+      const exit = await runJob(
+        [
+          '--tasks-json',
+          JSON.stringify([merge('orders'), merge('returns')]),
+          '--result-dir',
+          resultDir,
+        ],
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+          TRACEPARENT: `00-${traceId}-${dispatchSpanId}-01`,
+        },
+      );
+      expect(exit.code, exit.stderr).toBe(0);
+      expect(JSON.parse(exit.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+        batch: 2,
+        exitCode: 0,
+      });
+    } finally {
+      await rm(resultDir, { recursive: true, force: true });
+    }
+    expect(otlp.rejected).toEqual([]);
+    expect(otlp.trace(traceId)).toEqual([
+      {
+        service: 'spark-job',
+        name: 'job batch',
+        traceId,
+        spanId: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown,
+        parentSpanId: dispatchSpanId,
+        attributes: {
+          'icepack.batch.tasks': 2,
+          'icepack.task.ids': ['merge/lake/sales/orders', 'merge/lake/sales/returns'],
+          'icepack.job.exit_code': 0,
+          'icepack.batch.failed': 2,
+        },
+        statusCode: 1,
+        statusMessage: '',
       },
     ]);
   });

@@ -199,7 +199,8 @@ describe('Icepack end to end on Kubernetes: the real API server and Spark operat
       // The event carries the figures the dispatcher read before and after the run.
       expect(done.before!.dataFiles).toBe(before.dataFiles.count);
       expect(done.after!.dataFiles).toBeLessThan(done.before!.dataFiles);
-      const runEvents = (e: TaskEvent) => e.runId === done.runId;
+      // One task's run: a batch's tasks share its run id (docs/messages.md).
+      const runEvents = (e: TaskEvent) => e.runId === done.runId && e.taskId === done.taskId;
       expect(log.events.filter(runEvents).map((e) => e.status)).toEqual(['started', 'succeeded']);
       expect(log.events.filter((e) => e.status === 'failed')).toEqual([]);
       expect(log.invalid).toEqual([]);

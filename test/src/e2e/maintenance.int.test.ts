@@ -136,7 +136,8 @@ const RUN_STATUSES: readonly TaskEvent['status'][] = ['started', 'retrying', ...
  * The run `event` belongs to: its `runId`, or — for the planner's events, which have none —
  * that of the task's next event that has one. Task ids are per (table, type), so every run of
  * a task type on a table has the same id; the run id names one launch (one attempt) and
- * stays the same when a restarted dispatcher re-attaches to it.
+ * stays the same when a restarted dispatcher re-attaches to it. A batch's tasks share its
+ * launch, so one task's run is (task id, run id) (docs/messages.md).
  */
 function runIdOf(event: TaskEvent): string | undefined {
   if (event.runId !== undefined) return event.runId;
@@ -145,10 +146,15 @@ function runIdOf(event: TaskEvent): string | undefined {
     .find((e) => e.taskId === event.taskId && e.runId !== undefined)?.runId;
 }
 
-/** The events of the run `first` belongs to (see {@link runIdOf}), in the order published. */
+/**
+ * The events of the task run `first` belongs to (see {@link runIdOf}), in the order published:
+ * its task's events of that launch, not those of other tasks batched into it.
+ */
 function runEvents(first: TaskEvent): TaskEvent[] {
   const runId = runIdOf(first);
-  return runId === undefined ? [] : log.events.filter((e) => e.runId === runId);
+  return runId === undefined
+    ? []
+    : log.events.filter((e) => e.runId === runId && e.taskId === first.taskId);
 }
 
 /**

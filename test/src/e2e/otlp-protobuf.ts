@@ -99,9 +99,20 @@ function anyValue(buf: Uint8Array): Record<string, unknown> {
       return { intValue: Number(BigInt.asIntN(64, reader.varint())) };
     if (field === 4 && wire === Wire.fixed64)
       return { doubleValue: reader.fixed(8).getFloat64(0, true) };
-    reader.skip(wire); // arrays, key-value lists, bytes: not read by the tests
+    if (field === 5 && wire === Wire.bytes) return { arrayValue: arrayValue(reader.bytes()) };
+    reader.skip(wire); // key-value lists, bytes: not read by the tests
   }
   return {};
+}
+
+/** `ArrayValue { repeated AnyValue values = 1 }` (the Spark job's batch span lists task ids). */
+function arrayValue(buf: Uint8Array): { values: Record<string, unknown>[] } {
+  const values: Record<string, unknown>[] = [];
+  for (const { field, wire, reader } of fields(buf)) {
+    if (field === 1 && wire === Wire.bytes) values.push(anyValue(reader.bytes()));
+    else reader.skip(wire);
+  }
+  return { values };
 }
 
 function keyValue(buf: Uint8Array): OtlpAttribute {

@@ -18,9 +18,16 @@ export interface ReceivedSpan {
   readonly statusMessage: string | undefined;
 }
 
+/** An attribute's value as plain data: `{stringValue: 'a'}` is `'a'`, an array its values. */
+function plain(value: Readonly<Record<string, unknown>>): unknown {
+  const inner = Object.values(value)[0];
+  const values = (value.arrayValue as { values?: Record<string, unknown>[] } | undefined)?.values;
+  return values === undefined ? inner : values.map(plain);
+}
+
 function attributes(list: readonly OtlpAttribute[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) out[key] = Object.values(value)[0];
+  for (const { key, value } of list ?? []) out[key] = plain(value);
   return out;
 }
 

@@ -21,7 +21,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { minInputFilesOf, sizeJob } from '../domain/sizing.ts';
 import type { JobResult } from '../runners/job-result.ts';
-import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import type { BatchLimits } from '../domain/batch.ts';
+import type {
+  BatchOutcome,
+  BatchRunRequest,
+  RunEnd,
+  RunKey,
+  RunOutcome,
+  RunRequest,
+  SparkRunner,
+} from '../runners/spark-runner.ts';
 import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import type { QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
@@ -93,6 +102,7 @@ function setup(
     claimRenewMs?: number;
     quotaWaitMs?: number;
     maxStalledCount?: number;
+    batch?: BatchLimits;
   } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
@@ -114,6 +124,7 @@ function setup(
     lockDurationMs: options.lockDurationMs ?? 5_000,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.sizingModel === undefined ? {} : { sizingModel: options.sizingModel }),
+    ...(options.batch === undefined ? {} : { batch: options.batch }),
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -597,5 +608,135 @@ describe('TaskWorker lanes (ADR 0029)', () => {
     expect(runnerTwo.ran).toEqual([next.id]);
     expect(statusesOf(second, big)).toEqual([]);
     expect(await slots.inUse(testBinding(catalog))).toBe(0);
+  });
+});
+
+/**
+ * Batches as a runner keeps them (ADR 0027): launched once per (batch run, attempt) — a later
+ * request follows the launch — and each requested task's end found by its task id among the
+ * launched tasks, as both real runners match results (`taskHash` of the id). A task the launch
+ * did not hold is lost.
+ */
+class BatchBook {
+  readonly launched = new Map<string, BatchRunRequest>();
+  readonly requests: BatchRunRequest[] = [];
+
+  static nameOf(key: Pick<BatchRunRequest, 'batchRun' | 'attempt'>): string {
+    return `batch-${key.batchRun}-a${String(key.attempt)}`;
+  }
+
+  /** A dispatcher's runner on this book; `hang`: its batches never end (it is about to die). */
+  runner(hang: boolean): SparkRunner {
+    return {
+      kind: 'batch-book',
+      runName: (key) => `run-${key.task.table.name}-${String(key.attempt)}`,
+      isLaunched: () => Promise.resolve(false),
+      run: () => Promise.reject(new Error('a batched task was run alone')),
+      batchName: (key) => BatchBook.nameOf(key),
+      batchLocation: (key) => ({
+        runner: 'batch-book',
+        runId: BatchBook.nameOf(key),
+        logs: [`/runs/${BatchBook.nameOf(key)}.log`],
+      }),
+      runBatch: async (request) => {
+        this.requests.push(request);
+        const name = BatchBook.nameOf(request);
+        const earlier = this.launched.get(name);
+        if (earlier === undefined) this.launched.set(name, request);
+        if (hang) await new Promise<never>(() => undefined);
+        const ran = new Set((earlier ?? request).tasks.map((t) => t.task.id));
+        const lost: RunEnd = {
+          ok: false,
+          error: { kind: 'lost', message: 'not in the batch', retryable: true },
+        };
+        const outcome: BatchOutcome = {
+          reattached: earlier !== undefined,
+          ends: new Map<string, RunEnd>(
+            request.tasks.map((t) => [
+              t.taskRun,
+              ran.has(t.task.id) ? { ok: true, durationMs: 1_000 } : lost,
+            ]),
+          ),
+        };
+        return outcome;
+      },
+    };
+  }
+}
+
+describe('TaskWorker batches (ADR 0027)', () => {
+  it('after a crash, follows a held task’s batch with the data its job holds now (updated meanwhile), matched by task id; never launches it again', async () => {
+    const catalog = `worker-batch-${Math.random().toString(36).slice(2, 8)}`;
+    const leader = sizedTask(catalog, 'orders', 0.01);
+    const held = sizedTask(catalog, 'items', 0.01);
+    const book = new BatchBook();
+    // One slot: the leader is taken, the other waits and is held for the leader's batch.
+    const binding = { slots: 1, smallSlots: 0 };
+    const own = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+    const one = setup(catalog, book.runner(true), {
+      binding,
+      connection: own,
+      lockDurationMs: 1_000,
+      batch: {},
+    });
+    const first = one.sink as InMemoryDispatchSink;
+    await enqueue(one.queue, leader, 1);
+    await enqueue(one.queue, held, 2);
+    await one.worker.start();
+    await until(
+      'both tasks to start in one batch',
+      () =>
+        statusesOf(first, leader).includes('started') &&
+        statusesOf(first, held).includes('started'),
+    );
+    await until('the batch to be launched', () => book.launched.size === 1);
+    const [launch] = [...book.launched.values()];
+    expect(launch?.tasks.map((t) => t.task)).toEqual([leader, held]);
+    // Each task's job says where its run is: the batch (the console's queue page).
+    for (const task of [leader, held]) {
+      const recorded = await redis.hget(
+        `${prefix}:${queueNameForCatalog(catalog)}:${task.id}`,
+        JOB_RUN_LOCATION_FIELD,
+      );
+      expect(runLocationSchema.parse(JSON.parse(recorded ?? '{}')).runId).toBe(
+        BatchBook.nameOf(launch!),
+      );
+    }
+
+    // The dispatcher dies mid-batch. The held task's job gets new data, as the planner's update
+    // of a waiting job does once the stall check has put it back: same task id, a newer state.
+    await one.worker.close(true);
+    own.disconnect();
+    const updated: Task = {
+      ...held,
+      state: { ...held.state, snapshotId: '4242', bytesToRewrite: held.state.bytesToRewrite + 1 },
+    };
+    await (await one.queue.getJob(held.id))?.updateData(updated);
+
+    const two = setup(catalog, book.runner(false), { binding, lockDurationMs: 1_000, batch: {} });
+    const second = two.sink as InMemoryDispatchSink;
+    await two.worker.start();
+    await until(
+      'both tasks to end after the restart',
+      () =>
+        statusesOf(second, leader).includes('succeeded') &&
+        statusesOf(second, held).includes('succeeded'),
+    );
+
+    // One launch ever; each job followed it for its own task, the held one with its current data.
+    expect(book.launched.size).toBe(1);
+    const follows = book.requests.slice(1);
+    expect(follows.map((r) => BatchBook.nameOf(r))).toEqual([
+      BatchBook.nameOf(launch!),
+      BatchBook.nameOf(launch!),
+    ]);
+    const heldFollow = follows.find((r) => r.tasks.some((t) => t.task.id === held.id));
+    expect(heldFollow?.tasks.map((t) => t.task)).toEqual([updated]);
+    // Its end is the batch's (matched by the unchanged id), reported once, no new start.
+    expect(statusesOf(second, held)).toEqual(['succeeded']);
+    expect(statusesOf(second, leader)).toEqual(['succeeded']);
+    const runIds = second.events.map((e) => e.runId);
+    expect(new Set(runIds)).toEqual(new Set([BatchBook.nameOf(launch!)]));
+    assertEventLifecycle([...first.events, ...second.events].filter((e) => e.taskId === held.id));
   });
 });

@@ -140,7 +140,8 @@ const NO_BATCH_END: RunEnd = {
  * end, which would charge every task the whole batch.
  */
 function ownEndedAt(startedAt: number, end: RunEnd, now: number): number {
-  return end.ok && end.result !== undefined ? startedAt + end.result.durationMs : now;
+  const own = end.ok ? (end.result?.durationMs ?? end.durationMs) : undefined;
+  return own === undefined ? now : startedAt + own;
 }
 
 interface Ended {
@@ -784,11 +785,13 @@ export class TaskWorker {
     const before = await this.#figures(task);
     const startedAt = Date.now();
     await this.#event(task, 'started', { attempt, runId, ...(before ? { before } : {}) });
+    const location = this.#o.runner.batchLocation?.({ ...batch, binding: this.#o.binding });
     await this.#o.connection.hset(this.#jobKey(run.job), {
       [Field.started]: String(attempt),
       [Field.startedAt]: String(startedAt),
       [Field.batch]: JSON.stringify(batch),
       ...(before ? { [Field.before]: JSON.stringify(before) } : {}),
+      ...(location ? { [Field.run]: JSON.stringify(location) } : {}),
     });
     return { started: true, startedAt, before };
   }

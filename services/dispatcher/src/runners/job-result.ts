@@ -26,6 +26,8 @@ const figures = z.object({
   records: z.int(),
 });
 
+const taskError = z.object({ kind: z.string(), message: z.string(), retryable: z.boolean() });
+
 /** The one JSON line the job prints (and writes to `--result-file`). */
 export const jobResultSchema = z.union([
   z.looseObject({
@@ -61,13 +63,45 @@ export const jobResultSchema = z.union([
     ok: z.literal(false),
     taskId: z.string().nullable(),
     exitCode: z.int(),
-    error: z.object({ kind: z.string(), message: z.string(), retryable: z.boolean() }),
+    error: taskError,
   }),
 ]);
 /** The job's result line: success with its figures, or failure with its error. */
 export type JobOutput = z.output<typeof jobResultSchema>;
 export type JobResult = Extract<JobOutput, { ok: true }>;
 export type JobFailure = Extract<JobOutput, { ok: false }>;
+
+/**
+ * A batch task's outcome in the batch's summary line (`tasks`, by `taskHash` of the task id):
+ * compact, so a batch of 20 fits the driver's 4 KiB termination message — the error's message
+ * and the figures may have been dropped to fit (jobs/spark `fit_summary`), never the exit code.
+ */
+const batchTaskOutcome = z.looseObject({
+  exitCode: z.int(),
+  durationMs: z.int().optional(),
+  cpuSeconds: z.number().min(0).optional(),
+  error: taskError.partial({ message: true }).optional(),
+});
+export type BatchTaskOutcome = z.output<typeof batchTaskOutcome>;
+
+/** The batch's summary line (`--tasks`/`--tasks-json`, docs/spark-job.md#batches). */
+export const batchSummarySchema = z.looseObject({
+  batch: z.int(),
+  exitCode: z.int(),
+  error: taskError.optional(),
+  tasks: z.record(z.string(), batchTaskOutcome).optional(),
+});
+export type BatchSummary = z.output<typeof batchSummarySchema>;
+
+/** The batch summary in `text` (a termination message), or undefined. */
+export function parseBatchSummary(text: string): BatchSummary | undefined {
+  try {
+    const parsed = batchSummarySchema.safeParse(JSON.parse(text.trim()));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The last line of `text` that is a job result, or undefined. */
 export function parseJobOutput(text: string): JobOutput | undefined {

@@ -199,6 +199,16 @@ export class LocalRunner implements SparkRunner {
     return join(this.opts.stateDir, this.batchName(key));
   }
 
+  /** The batch's run directory and its logs, as a run's `location`. */
+  batchLocation(key: BatchRunKey): RunLocation {
+    const dir = this.batchDir(key);
+    return {
+      runner: this.kind,
+      runId: this.batchName(key),
+      logs: [join(dir, 'stderr.log'), join(dir, 'stdout.log')],
+    };
+  }
+
   /** The batch's run directory name: its tasks' run id. */
   batchName(key: BatchRunKey): string {
     return `batch-${runKey(key.batchRun, key.attempt)}`;

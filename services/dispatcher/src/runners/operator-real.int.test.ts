@@ -8,6 +8,7 @@ import {
   type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { ofKind, renderChart } from '@icepack/test/deploy';
+import { RestCatalog } from '@icepack/iceberg';
 import { createLogger } from '@icepack/runtime';
 import {
   adminKubeConfig,
@@ -25,6 +26,7 @@ import {
   parseResourceGroup,
   queueNameForCatalog,
   type Catalog,
+  type TableId,
   type Task,
 } from '@icepack/types';
 import { Queue } from 'bullmq';
@@ -47,7 +49,7 @@ import {
   SPARK_API,
 } from './spark-application.ts';
 import { SparkOperatorRunner } from './spark-operator-runner.ts';
-import type { CatalogConnection, RunRequest } from './spark-runner.ts';
+import type { BatchRunRequest, CatalogConnection, RunRequest } from './spark-runner.ts';
 
 // The dispatcher's own spark-operator runner against the real local control plane
 // (deploy/local/k8s.sh): the real kube-apiserver, the real Kubeflow Spark operator with the fake
@@ -125,6 +127,29 @@ function request(task: Task): RunRequest {
     catalog: connection(),
     timeoutMs: 10 * 60_000,
   };
+}
+
+/** A batch of `tasks` (ADR 0027), led by the first, sized by it as the worker sizes a batch. */
+function batchRequest(tasks: readonly Task[]): BatchRunRequest {
+  const { taskRun, binding: b, size, catalog: c, timeoutMs } = request(tasks[0]!);
+  return {
+    binding: b,
+    size,
+    catalog: c,
+    timeoutMs,
+    attempt: 1,
+    batchRun: taskRun,
+    tasks: tasks.map((task, i) => ({ taskRun: `${task.id}@${String(Date.now() + i)}`, task })),
+  };
+}
+
+/** A table's current snapshot, from the REST catalog (no Spark session needed). */
+async function currentSnapshot(table: TableId): Promise<string | null> {
+  const loaded = await new RestCatalog({ name: catalogName, uri: infra.catalogUri }).loadTable(
+    table,
+  );
+  if (loaded.status !== 'loaded') throw new Error(`${table.name} did not load: ${loaded.status}`);
+  return loaded.table.metadata.currentSnapshotId;
 }
 
 function truth(key: string): DispatchTruth {
@@ -384,5 +409,74 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     expect(now.currentSnapshotId).toBe(was.currentSnapshotId);
     expect(now.contentChecksum).toEqual(was.contentChecksum);
     // A bound for a loaded machine: a real Spark run, then a Spark session reading the table.
+  }, 600_000);
+  it('runs a batch as one SparkApplication, each task to its own end (one failing alone), and a restarted dispatcher re-attaches to it by name, never launching it again', async () => {
+    // First a task that fails (a z-order on a column the table lacks), then one that merges:
+    // one table after another, the failure the first task's own.
+    const failing = sortTask(truth('unpartitioned-small-files'), 'zorder', [
+      { name: 'no_such_column' },
+    ]);
+    const merge = mergeTask(truth('odd-name'), 2);
+    const untouched = await currentSnapshot(failing.table);
+    const batch = batchRequest([failing, merge]);
+    const runner = new SparkOperatorRunner({ kubeConfig: dispatcher.kubeConfig, pollMs: 500 });
+    const name = runner.batchName(batch);
+    const first = runner.runBatch(batch);
+    // The dispatcher that launched it dies while it runs (its follow is simply not used); the
+    // next one, a new runner, follows the batch for the merge's job only, as a held job does.
+    await until(
+      () => states.get(name)?.includes('RUNNING'),
+      `batch ${name} to run`,
+      300_000,
+      () => JSON.stringify([...states]),
+    );
+    const restarted = new SparkOperatorRunner({ kubeConfig: dispatcher.kubeConfig, pollMs: 500 });
+    const followed = await restarted.runBatch({ ...batch, tasks: [batch.tasks[1]!] });
+    const launched = await first;
+
+    expect(followed.reattached).toBe(true);
+    expect(launched.reattached).toBe(false);
+    const [failingRun, mergeRun] = batch.tasks.map((t) => t.taskRun);
+    for (const outcome of [launched, followed]) {
+      // The merge's own end, with its own duration (not the batch's), read from the driver's
+      // termination message.
+      const end = outcome.ends.get(mergeRun!);
+      expect(end).toMatchObject({ ok: true });
+      expect(end?.ok === true ? end.durationMs : undefined).toBeGreaterThan(0);
+    }
+    expect(launched.ends.get(failingRun!)).toMatchObject({
+      ok: false,
+      error: { kind: 'bad-input', retryable: false },
+    });
+    const failingEnd = launched.ends.get(failingRun!);
+    expect(failingEnd?.ok === false ? failingEnd.error.message : '').toMatch(/no_such_column/);
+    expect(followed.ends.has(failingRun!)).toBe(false);
+
+    // One application, its driver run exactly once, the task list in its arguments.
+    expect(states.get(name)).toEqual(['SUBMITTED', 'RUNNING', 'SUCCEEDING', 'COMPLETED']);
+    const driverRuns = kubelet.runs.filter((r) => r.pod === `${name}-driver`);
+    expect(driverRuns).toHaveLength(1);
+    expect(driverRuns[0]?.exitCode).toBe(0);
+    const args = driverRuns[0]?.command.appArgs ?? [];
+    expect(JSON.parse(args[args.indexOf('--tasks-json') + 1] ?? '[]')).toEqual([failing, merge]);
+    // No literal credential in the application or its driver pod.
+    const app: unknown = await admin.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+      ...SPARK_API,
+      namespace,
+      name,
+    });
+    const pod = await admin
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPod({ name: `${name}-driver`, namespace });
+    for (const [what, object] of Object.entries({ app, pod }))
+      expect(JSON.stringify(object).includes(token), what).toBe(false);
+
+    // The merged table: fewer data files, the same rows; the failing task's table untouched.
+    const was = truth('odd-name');
+    const now = await tableTruth(was.id);
+    expect(now.dataFiles.count).toBeLessThan(was.dataFiles.count);
+    expect(now.recordCount).toBe(was.recordCount);
+    expect(now.contentChecksum).toEqual(was.contentChecksum);
+    expect(await currentSnapshot(failing.table)).toBe(untouched);
   }, 600_000);
 });

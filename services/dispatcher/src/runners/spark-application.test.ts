@@ -1,13 +1,18 @@
-import { sampleBinding, sampleMergeTask, type CatalogAuth } from '@icepack/types';
+import { sampleBinding, sampleMergeTask, sampleTableId, type CatalogAuth } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import {
+  batchApplicationName,
+  batchTaskList,
   CATALOG_CONFIG_DIR,
   JobSpecError,
+  MAX_BATCH_TASKS,
+  MAX_TASK_LIST_BYTES,
   operatorRunLocation,
   sparkApplication,
+  sparkBatchApplication,
   type ApplicationOptions,
 } from './spark-application.ts';
-import type { RunRequest } from './spark-runner.ts';
+import type { BatchRunRequest, RunRequest } from './spark-runner.ts';
 
 const options: ApplicationOptions = {
   image: 'icepack/spark:test',
@@ -156,5 +161,88 @@ describe('operatorRunLocation', () => {
       application: { namespace: 'icepack-lake', name: 'ip-merge-orders-0123456789ab-a1' },
       logs: ['kubectl logs -n icepack-lake ip-merge-orders-0123456789ab-a1-driver'],
     });
+  });
+});
+
+describe('sparkBatchApplication: one application for a batch of small tasks (ADR 0027)', () => {
+  const tasks = ['orders', 'items', 'refunds'].map((name) =>
+    sampleMergeTask({ table: sampleTableId({ catalog: 'lake', name }) }),
+  );
+  function batch(auth: CatalogAuth = { type: 'none' }): BatchRunRequest {
+    const { binding, size, catalog, traceparent, timeoutMs } = request(auth);
+    return {
+      binding,
+      size,
+      catalog,
+      timeoutMs,
+      ...(traceparent === undefined ? {} : { traceparent }),
+      batchRun: 'merge/lake/sales/orders@1',
+      attempt: 2,
+      tasks: tasks.map((task, i) => ({ taskRun: `${task.id}@${String(i)}`, task })),
+    };
+  }
+  interface BatchApp extends App {
+    metadata: {
+      name: string;
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+    };
+  }
+  const buildBatch = (req: BatchRunRequest): BatchApp =>
+    sparkBatchApplication(req, options) as unknown as BatchApp;
+
+  it('is named from (batch run, attempt), gives the task list in the arguments and no result directory', () => {
+    const app = buildBatch(batch());
+    const name = batchApplicationName({ batchRun: 'merge/lake/sales/orders@1', attempt: 2 });
+    expect(name).toMatch(/^ip-batch-[0-9a-f]{12}-a2$/);
+    expect(app.metadata.name).toBe(name);
+    expect(app.metadata.labels).toMatchObject({
+      'icepack.dev/run-id': name,
+      'icepack.dev/task-type': 'batch',
+      'icepack.dev/attempt': '2',
+    });
+    expect(app.metadata.annotations['icepack.dev/task-ids']?.split('\n')).toEqual(
+      tasks.map((t) => t.id),
+    );
+    const args = app.spec.arguments as string[];
+    const list = args[args.indexOf('--tasks-json') + 1];
+    expect(JSON.parse(list ?? '')).toEqual(tasks);
+    // The results come back in the termination message; the pod's disk outlives nothing.
+    expect(args).not.toContain('--result-dir');
+    expect(args).not.toContain('--task-json');
+    expect(args[args.indexOf('--termination-log') + 1]).toBe('/dev/termination-log');
+    // The same pods as a single run's: restricted, the ConfigMap mounted.
+    expect(app.spec.driver.template.spec.securityContext).toEqual(restrictedPod);
+  });
+
+  it('carries no secret: the credential by Secret reference only, as a single run', () => {
+    const app = buildBatch(
+      batch({ type: 'bearer', token: { secret: { name: 'lake', key: 'tok' } } }),
+    );
+    expect(app.spec.driver.template.spec.containers[0]?.env).toContainEqual({
+      name: 'ICEPACK_CATALOG_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'lake', key: 'tok' } },
+    });
+    expect(() =>
+      buildBatch(batch({ type: 'bearer', token: { env: 'ICEPACK_SECRET_LAKE' } })),
+    ).toThrow(JobSpecError);
+  });
+
+  it('bounds the task list by count and bytes: the tasks beyond are left out, never cut', () => {
+    const many = Array.from({ length: MAX_BATCH_TASKS + 5 }, (_, i) =>
+      sampleMergeTask({ table: sampleTableId({ name: `t${String(i)}` }) }),
+    );
+    const byCount = batchTaskList(many);
+    expect(byCount.count).toBe(MAX_BATCH_TASKS);
+    expect(JSON.parse(byCount.json)).toEqual(many.slice(0, MAX_BATCH_TASKS));
+
+    const big = (name: string) =>
+      sampleMergeTask({ table: sampleTableId({ name: `${name}${'x'.repeat(20_000)}` }) });
+    const bySize = batchTaskList([big('a'), big('b'), big('c')]);
+    expect(bySize.count).toBe(2);
+    expect(Buffer.byteLength(bySize.json)).toBeLessThanOrEqual(MAX_TASK_LIST_BYTES);
+    expect(
+      (JSON.parse(bySize.json) as { table: { name: string } }[]).map((t) => t.table.name[0]),
+    ).toEqual(['a', 'b']);
   });
 });

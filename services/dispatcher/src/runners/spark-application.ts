@@ -1,7 +1,7 @@
 import type { RunLocation, Task } from '@icepack/types';
 import { jobSparkConf } from '../domain/job-catalog.ts';
 import { kubernetesJobCredentials, type JobEnvVar } from '../domain/job-credentials.ts';
-import type { RunRequest } from './spark-runner.ts';
+import type { BatchRunKey, BatchRunRequest, RunRequest } from './spark-runner.ts';
 import { taskHash } from './run-key.ts';
 
 /** Kubernetes' default `terminationMessagePath` of a container. */
@@ -25,7 +25,12 @@ export const Labels = {
 export const Annotations = {
   traceparent: 'icepack.dev/traceparent',
   taskId: 'icepack.dev/task-id',
+  /** A batch's task ids, one a line: which application ran a task. */
+  taskIds: 'icepack.dev/task-ids',
 } as const;
+
+/** `icepack.dev/task-type` of a batch's application (no task type is called so). */
+export const BATCH_TYPE = 'batch';
 
 const MAX_NAME = 50;
 
@@ -55,6 +60,41 @@ export function applicationName(
   const room = MAX_NAME - head.length - tail.length - 1;
   const readable = slug(task.table.name, room);
   return readable === '' ? `${head}${tail}` : `${head}-${readable}${tail}`;
+}
+
+/**
+ * The SparkApplication name of a batch: `ip-batch-<hash of the batch run>-a<attempt>`,
+ * deterministic per (batch run, attempt) as a run's is, so a restarted dispatcher re-attaches
+ * by it (create → 409 → follow) and never launches the batch twice. The tasks' `runId`.
+ */
+export function batchApplicationName(key: BatchRunKey): string {
+  return `ip-${BATCH_TYPE}-${taskHash(key.batchRun, 12)}-a${String(key.attempt)}`;
+}
+
+/** Tasks in one batch at most: the job's `MAX_BATCH_TASKS` (jobs/spark). */
+export const MAX_BATCH_TASKS = 100;
+/**
+ * Bytes of the task list at most: it is one argument of the driver's command, and Linux takes
+ * no argument over 128 KiB (`MAX_ARG_STRLEN`). 20 tasks of ~1.5 KB are a quarter of it.
+ */
+export const MAX_TASK_LIST_BYTES = 96 * 1024;
+
+/**
+ * The batch's task list as the driver gets it (`--tasks-json`): the longest prefix of `tasks`
+ * within `MAX_BATCH_TASKS` and `MAX_TASK_LIST_BYTES`. A task left out is not in the
+ * application: it has no outcome and ends lost (retryable), to run in a later batch or alone.
+ */
+export function batchTaskList(tasks: readonly Task[]): { json: string; count: number } {
+  const parts: string[] = [];
+  let bytes = 2; // the brackets
+  for (const task of tasks.slice(0, MAX_BATCH_TASKS)) {
+    const part = JSON.stringify(task);
+    const more = Buffer.byteLength(part) + (parts.length > 0 ? 1 : 0);
+    if (bytes + more > MAX_TASK_LIST_BYTES) break;
+    parts.push(part);
+    bytes += more;
+  }
+  return { json: `[${parts.join(',')}]`, count: parts.length };
 }
 
 /**
@@ -124,7 +164,7 @@ export class JobSpecError extends Error {
  * Pure; the runner asks before it creates anything.
  */
 export function jobCredentials(
-  request: RunRequest,
+  request: Pick<RunRequest, 'catalog'>,
   options: Pick<ApplicationOptions, 'secretName'>,
 ) {
   return kubernetesJobCredentials(request.catalog.auth ?? { type: 'none' }, options.secretName);
@@ -144,16 +184,79 @@ export function sparkApplication(
   request: RunRequest,
   options: ApplicationOptions,
 ): Record<string, unknown> {
-  const { task, size, binding, catalog } = request;
+  const { task, binding } = request;
   const name = applicationName(task, request.taskRun, request.attempt);
-  const labels = {
-    [Labels.taskId]: taskHash(task.id, 32),
-    [Labels.runId]: name,
-    [Labels.catalog]: binding.catalog,
-    [Labels.taskType]: task.type,
-    [Labels.attempt]: String(request.attempt),
-    [Labels.managedBy]: 'icepack-dispatcher',
-  };
+  return applicationObject(
+    request,
+    {
+      name,
+      labels: {
+        [Labels.taskId]: taskHash(task.id, 32),
+        [Labels.runId]: name,
+        [Labels.catalog]: binding.catalog,
+        [Labels.taskType]: task.type,
+        [Labels.attempt]: String(request.attempt),
+        [Labels.managedBy]: 'icepack-dispatcher',
+      },
+      annotations: { [Annotations.taskId]: task.id },
+      input: ['--task-json', JSON.stringify(task)],
+    },
+    options,
+  );
+}
+
+/**
+ * The SparkApplication of a batch (ADR 0027): the application of a run, with the task list
+ * (`batchTaskList`) in the arguments as a single run has its task — tasks hold no secret —
+ * and no result directory: each task's outcome comes back in the batch's summary, the
+ * driver's termination message (`--termination-log`). Pure; throws `JobSpecError` as
+ * `sparkApplication` does.
+ */
+export function sparkBatchApplication(
+  request: BatchRunRequest,
+  options: ApplicationOptions,
+): Record<string, unknown> {
+  const name = batchApplicationName(request);
+  const { json, count } = batchTaskList(request.tasks.map((t) => t.task));
+  return applicationObject(
+    request,
+    {
+      name,
+      labels: {
+        [Labels.runId]: name,
+        [Labels.catalog]: request.binding.catalog,
+        [Labels.taskType]: BATCH_TYPE,
+        [Labels.attempt]: String(request.attempt),
+        [Labels.managedBy]: 'icepack-dispatcher',
+      },
+      annotations: {
+        [Annotations.taskIds]: request.tasks
+          .slice(0, count)
+          .map((t) => t.task.id)
+          .join('\n'),
+      },
+      input: ['--tasks-json', json],
+    },
+    options,
+  );
+}
+
+/** What tells one application from another: its name, labels, annotations and task input. */
+interface ApplicationIdentity {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** The job's arguments that give it its task (or tasks). */
+  readonly input: readonly string[];
+}
+
+function applicationObject(
+  request: Pick<RunRequest, 'size' | 'binding' | 'catalog' | 'traceparent'>,
+  identity: ApplicationIdentity,
+  options: ApplicationOptions,
+): Record<string, unknown> {
+  const { size, binding, catalog } = request;
+  const { name, labels } = identity;
   const credentials = jobCredentials(request, options);
   if (!credentials.ok) throw new JobSpecError(credentials.problem);
   const env: JobEnvVar[] = [
@@ -166,8 +269,7 @@ export function sparkApplication(
     options.secretName === undefined ? [] : [{ secretRef: { name: options.secretName } }];
   const configVolume = 'icepack-catalog-config';
   const args = [
-    '--task-json',
-    JSON.stringify(task),
+    ...identity.input,
     '--catalog-name',
     catalog.name,
     '--catalog-uri',
@@ -190,7 +292,7 @@ export function sparkApplication(
       namespace: binding.namespace,
       labels,
       annotations: {
-        [Annotations.taskId]: task.id,
+        ...identity.annotations,
         ...(request.traceparent === undefined
           ? {}
           : { [Annotations.traceparent]: request.traceparent }),

@@ -66,8 +66,11 @@ export interface BatchOutcome {
 
 /** How a run ended. */
 export type RunEnd =
-  /** `result`: the job's result line, when the runner can read it (local runner). */
-  | { readonly ok: true; readonly result?: JobResult }
+  /**
+   * `result`: the job's result line, when the runner can read it (local runner). `durationMs`:
+   * a batch task's own duration when only its outcome is known (spark-operator runner).
+   */
+  | { readonly ok: true; readonly result?: JobResult; readonly durationMs?: number }
   | { readonly ok: false; readonly error: TaskError };
 
 /** `reattached`: this call followed a run launched earlier instead of launching one. */
@@ -108,4 +111,9 @@ export interface SparkRunner {
    * its tasks' events. Given with `runBatch`.
    */
   batchName?(key: BatchRunKey): string;
+  /**
+   * Where the batch runs and where its logs are, as `location` for a run: recorded on each of
+   * its tasks' jobs (the console's queue page). Optional.
+   */
+  batchLocation?(key: BatchRunKey & Pick<RunRequest, 'binding'>): RunLocation;
 }
