@@ -385,6 +385,12 @@ describe('Planner on real Redis', () => {
         notFired: ['3 small files ≤ 20 (not above)', '0 delete files ≤ 10 (not above)'],
       }),
       expect.objectContaining({ type: 'sort', action: 'none' }),
+      // Orphan removal is off unless the table opts in (ADR 0032), and says so.
+      expect.objectContaining({
+        type: 'orphans',
+        action: 'none',
+        reason: 'disabled: icepack.orphan.enabled is not true (off by default)',
+      }),
     ]);
   });
 });
