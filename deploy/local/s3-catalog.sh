@@ -26,6 +26,34 @@ healthy() {
   curl -fsS -o /dev/null --max-time 5 "$uri/v1/config"
 }
 
+# moto keeps its objects in memory, the catalog its tables in SQLite: after the store restarted
+# empty, the catalog would still list tables whose files are gone (and a maintenance run that
+# loads every table of the catalog, such as orphans, would fail on them). The catalog's
+# directory and the bucket hold the same random marker; a bucket without it means the store
+# lost what the catalog points at, and the catalog starts empty.
+marker_file="$catalog_dir/store-marker"
+store="http://127.0.0.1:$ICEPACK_S3_PORT/$ICEPACK_S3_BUCKET"
+
+# The marker is the name of an empty object (moto answers listings without a signature).
+store_has_marker() {
+  curl -fsS --max-time 5 "$store?list-type=2&prefix=.icepack-s3-catalog/$1" 2>/dev/null \
+    | grep -q "<Key>.icepack-s3-catalog/$1</Key>"
+}
+
+match_store() {
+  local ours
+  ours="$(cat "$marker_file" 2>/dev/null || true)"
+  if [[ -n "$ours" ]] && store_has_marker "$ours"; then return 0; fi
+  if [[ -f "$catalog_dir/catalog.db" ]]; then
+    log "s3-catalog: the S3 store no longer holds this catalog's files (it restarted empty): starting with an empty catalog"
+    rm -f "$catalog_dir/catalog.db"
+  fi
+  ours="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  curl -fsS -o /dev/null --max-time 5 -X PUT "$store/.icepack-s3-catalog/$ours" \
+    || die "s3-catalog: cannot write its marker to s3://$ICEPACK_S3_BUCKET"
+  printf '%s\n' "$ours" > "$marker_file"
+}
+
 cmd_start() {
   command -v curl >/dev/null || die "curl is required"
   cmd_install
@@ -38,6 +66,7 @@ cmd_start() {
   fi
   port_open "$ICEPACK_S3_CATALOG_PORT" && die "port $ICEPACK_S3_CATALOG_PORT is taken (ICEPACK_S3_CATALOG_PORT)"
   mkdir -p "$catalog_dir"
+  match_store
   record_port "$pidfile" "$ICEPACK_S3_CATALOG_PORT"
   log "s3-catalog: starting the REST catalog on s3://$ICEPACK_S3_BUCKET/warehouse at $uri (log: $logfile)"
   # CATALOG_* become catalog properties: `__` → `-`, `_` → `.` (CATALOG_IO__IMPL → io-impl).

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runPython } from '../fixtures/run-python.ts';
 import { freePort } from '../infra/free-port.ts';
-import { runLocalScript } from '../infra/local-script.ts';
+import { runLocalScriptOrThrow } from '../infra/local-script.ts';
 
 const infra = inject('infra');
 const script = join(import.meta.dirname, 'orphans_s3.py');
@@ -76,10 +76,8 @@ interface Facts {
 }
 
 /** `deploy/local/<script> <args>` on this test's own S3 store and catalog; throws its output. */
-async function privateScript(env: NodeJS.ProcessEnv, script: string, ...args: string[]) {
-  const { code, output } = await runLocalScript(script, args, env);
-  if (code !== 0)
-    throw new Error(`deploy/local/${script} ${args.join(' ')} exited ${String(code)}:\n${output}`);
+function privateScript(env: NodeJS.ProcessEnv, script: string, ...args: string[]) {
+  return runLocalScriptOrThrow(script, args, env);
 }
 
 describe('orphan files on S3 with a writer committing during the run', () => {

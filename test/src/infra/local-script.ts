@@ -33,3 +33,14 @@ export function runLocalScript(
     child.on('close', (code) => done({ code, output }));
   });
 }
+
+/** `runLocalScript`, throwing its output when it exits other than 0. */
+export async function runLocalScriptOrThrow(
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<void> {
+  const { code, output } = await runLocalScript(script, args, env);
+  if (code !== 0)
+    throw new Error(`deploy/local/${script} ${args.join(' ')} exited ${String(code)}:\n${output}`);
+}
