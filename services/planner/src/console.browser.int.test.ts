@@ -152,7 +152,8 @@ describe('console in Chromium', () => {
     await page.getByRole('link', { name: tableKey(small.table) }).click();
     await page.getByRole('heading', { name: tableKey(small.table) }).waitFor();
     await expect.poll(() => page.locator('#pause-state').textContent()).toContain('Active');
-    await expect.poll(() => page.locator('.decision').count()).toBe(3);
+    // cleanup, merge, sort and orphans (off unless the table opts in, ADR 0032).
+    await expect.poll(() => page.locator('.decision').count()).toBe(4);
     await expect
       .poll(() => page.locator('table.partitions tbody tr').count())
       .toBe(small.partitions.length);
