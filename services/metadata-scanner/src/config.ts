@@ -1,4 +1,4 @@
-import { baseConfigSchema, catalogAccessConfig, duration } from '@icepack/runtime';
+import { baseConfigSchema, catalogAccessConfig, duration, flag } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { z } from 'zod';
 
@@ -40,6 +40,12 @@ export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ICEPACK_SCANNER_MANIFEST_CACHE_MB: positiveInt(64),
   /** Largest catalog response read (MiB); a larger one fails the call as a bad response. */
   ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB: positiveInt(64),
+  /**
+   * Ask catalogs for gzip-compressed answers. Off by default: a scanner next to its catalog
+   * spends less CPU (and the catalog too) on plain answers; on for a catalog behind a slow or
+   * metered link (ADR 0038).
+   */
+  ICEPACK_SCANNER_CATALOG_GZIP: flag().default(false),
   /** Per-request timeout towards a catalog. */
   ICEPACK_SCANNER_CATALOG_TIMEOUT: duration().default(30_000),
   /** Longest wait before a failed catalog is tried again (backoff doubles up to it). */

@@ -64,6 +64,7 @@ runService(
       access,
       config.ICEPACK_SCANNER_CATALOG_MAX_RESPONSE_MB * 2 ** 20,
       config.ICEPACK_LOCAL_CATALOGS,
+      config.ICEPACK_SCANNER_CATALOG_GZIP,
     );
     const prober = new CatalogProber(health, registry, clients, logger);
     lifecycle.onShutdown('catalog prober', () => prober.stop());

@@ -11,6 +11,8 @@ export interface CatalogClientSettings {
   /** Whether `file:` locations are read for this catalog (configured as local). */
   readonly localFiles: boolean;
   readonly maxResponseBytes?: number;
+  /** `RestCatalogOptions.compressedResponses`; default true. */
+  readonly compressedResponses?: boolean;
 }
 
 /**
@@ -34,6 +36,9 @@ export function restCatalogOptions(
     ...(settings.maxResponseBytes === undefined
       ? {}
       : { maxResponseBytes: settings.maxResponseBytes }),
+    ...(settings.compressedResponses === undefined
+      ? {}
+      : { compressedResponses: settings.compressedResponses }),
   };
 }
 

@@ -20,6 +20,12 @@ export interface RestCatalogOptions {
   readonly timeoutMs?: number;
   /** Largest catalog response body read (else a `bad-response` error). Default: 64 MiB. */
   readonly maxResponseBytes?: number;
+  /**
+   * Accept gzip-compressed answers. Default true. False asks for `Accept-Encoding: identity`:
+   * for a catalog next to its reader, gzip costs more CPU on both ends (the catalog's deflate,
+   * a zlib stream per answer here) than the bytes it saves; see ADR 0038.
+   */
+  readonly compressedResponses?: boolean;
   readonly retry?: RetryOptions;
   /** Ask for vended storage credentials on load table. Default: true. */
   readonly vendedCredentials?: boolean;
@@ -53,6 +59,7 @@ export interface ResolvedRestCatalogOptions {
   readonly auth: RestCatalogAuth;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
+  readonly compressedResponses: boolean;
   readonly retry: ResolvedRetry;
   readonly vendedCredentials: boolean;
   readonly pageSize: number;
@@ -69,6 +76,7 @@ export function resolveRestCatalogOptions(options: RestCatalogOptions): Resolved
     auth: options.auth ?? { type: 'none' },
     timeoutMs: options.timeoutMs ?? 30_000,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    compressedResponses: options.compressedResponses ?? true,
     retry: resolveRetry(options.retry),
     vendedCredentials: options.vendedCredentials ?? true,
     pageSize: options.pageSize ?? 100,

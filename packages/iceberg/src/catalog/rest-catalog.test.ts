@@ -280,6 +280,23 @@ describe('RestCatalog', () => {
     expect(moved.status === 'loaded' && moved.table.metadataLocation).toBe(known);
   });
 
+  it('asks for plain answers when compressed ones are turned off; accepts gzip by default', async () => {
+    const id = { catalog: 'lake', namespace: ['a', 'x', 'deep'], name: 't2' };
+    const plain = catalog({ compressedResponses: false });
+    expect((await plain.loadTable(id)).status).toBe('loaded');
+    // Every call of the client, the config call included.
+    expect(fake.requests.map((r) => r.headers['accept-encoding'])).toEqual([
+      'identity',
+      'identity',
+    ]);
+    fake.reset();
+    expect((await catalog().loadTable(id)).status).toBe('loaded');
+    expect(fake.requests.map((r) => r.headers['accept-encoding'])).toEqual([
+      expect.stringContaining('gzip'),
+      expect.stringContaining('gzip'),
+    ]);
+  });
+
   it("fetches a table's vended credentials again from its credentials endpoint", async () => {
     const credentials = await catalog().loadCredentials({
       catalog: 'lake',

@@ -118,7 +118,7 @@ export class RestCatalog {
       timeoutMs,
       maxResponseBytes,
       retry: this.options.retry,
-      headers: {},
+      headers: this.options.compressedResponses ? {} : { 'accept-encoding': 'identity' },
       sleep: options.sleep ?? sleepFor,
       authorization: async (signal) => {
         if (auth.type === 'bearer') return `Bearer ${auth.token}`;

@@ -28,6 +28,20 @@ describe('TableFileIO', () => {
     expect(error.message).toContain('/nonexistent/icepack/m.avro');
   });
 
+  it('a cancelled or failing local read is an error naming the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const path = join(dir, 'm.avro');
+    await writeFile(path, 'manifest');
+    const cancelled = await rejection(new TableFileIO().read(path, AbortSignal.abort()));
+    expect(cancelled.kind).toBe('io');
+    expect(cancelled.context.file).toBe(path);
+    // A directory cannot be read as a file: an io error, not a crash of the reader.
+    const directory = await rejection(new TableFileIO().read(`file:${dir}`));
+    expect(directory.kind).toBe('io');
+    expect(directory.message).toContain('EISDIR');
+    expect(directory.context.file).toBe(`file:${dir}`);
+  });
+
   it('refuses file: and plain paths for a catalog not configured as local (issue 16)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
     const path = join(dir, 'secret.txt');

@@ -16,6 +16,8 @@ export class CatalogClients {
   readonly #maxResponseBytes: number;
   /** Catalogs whose `file:` locations may be read here (names, or `*`). */
   readonly #localCatalogs: readonly string[];
+  /** Accept gzip-compressed answers (ICEPACK_SCANNER_CATALOG_GZIP). */
+  readonly #compressedResponses: boolean;
 
   constructor(
     resolveSecret: SecretResolver,
@@ -23,8 +25,10 @@ export class CatalogClients {
     policy: CatalogAccessPolicy,
     maxResponseBytes: number,
     localCatalogs: readonly string[] = [],
+    compressedResponses = true,
   ) {
     this.#localCatalogs = localCatalogs;
+    this.#compressedResponses = compressedResponses;
     this.#resolveSecret = resolveSecret;
     this.#timeoutMs = timeoutMs;
     this.#policy = policy;
@@ -48,6 +52,7 @@ export class CatalogClients {
         timeoutMs: this.#timeoutMs,
         localFiles: isLocalCatalog(catalog.name, this.#localCatalogs),
         maxResponseBytes: this.#maxResponseBytes,
+        compressedResponses: this.#compressedResponses,
       }),
     );
     // The old client's S3 connections close once its reads under way have ended.
