@@ -7,7 +7,7 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { createLogger } from '../logger/create-logger.ts';
 import { EnvelopeConsumer } from './envelope-consumer.ts';
 import type { EnvelopeConsumerOptions, MessageContext } from './envelope-consumer.ts';
@@ -151,6 +151,40 @@ describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
     expect(process?.spanContext().traceId).toBe(send?.spanContext().traceId);
     expect(process?.parentSpanContext?.spanId).toBe(send?.spanContext().spanId);
     expect(String(seen[0]?.ctx.headers.traceparent)).toContain(send?.spanContext().traceId);
+  });
+
+  it('publishes made while a request is in flight share produce requests, in the order made', async () => {
+    const { client, topic, consumer } = await setup();
+    // Counts the produce requests of the producer built next (kafkajs request events).
+    let produceRequests = 0;
+    const build = client.kafka.producer.bind(client.kafka);
+    const spy = vi.spyOn(client.kafka, 'producer').mockImplementationOnce((config) => {
+      const made = build(config);
+      made.on(made.events.REQUEST, (event) => {
+        if (event.payload.apiName === 'Produce') produceRequests++;
+      });
+      return made;
+    });
+    const producer = new EnvelopeProducer(client);
+    spy.mockRestore();
+    await producer.connect();
+    cleanup.push(() => producer.disconnect());
+
+    const names = Array.from({ length: 200 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+    const seen: string[] = [];
+    await consumer({
+      handlers: { ScanTable: (envelope) => void seen.push(envelope.payload.table.name) },
+    }).start();
+    // Two keys on the topic's one partition: the order of the calls is the order on the log.
+    await Promise.all(
+      names.map((name, i) => producer.publish(topic, 'ScanTable', `cat/db/k${i % 2}`, scan(name))),
+    );
+    await waitFor('every message', () => seen.length >= names.length);
+
+    expect(seen).toEqual(names);
+    // One request per message without batching; 100 messages per request at most.
+    expect(produceRequests).toBeGreaterThanOrEqual(2);
+    expect(produceRequests).toBeLessThan(10);
   });
 
   it('sends malformed messages to the DLQ naming the field, and goes on with the next', async () => {

@@ -3,11 +3,12 @@ import type { Tracer } from '@opentelemetry/api';
 import { createEnvelope, serializeEnvelope } from '@icepack/types';
 import type { Envelope, MessagePayload, MessageType, MessageTypes } from '@icepack/types';
 import { CompressionTypes, Partitioners } from 'kafkajs';
-import type { IHeaders, Producer } from 'kafkajs';
+import type { IHeaders, Message, Producer, TopicMessages } from 'kafkajs';
 import type { z } from 'zod';
 import { Attr } from '../telemetry/attributes.ts';
 import { injectTraceparent } from '../telemetry/trace-context.ts';
 import type { KafkaClient } from './kafka-client.ts';
+import { nextBatchSize } from './produce-batch.ts';
 
 export interface EnvelopeProducerOptions {
   /** Tracer for `publish` spans. Default the global tracer `@icepack/runtime`. */
@@ -24,11 +25,22 @@ export interface EnvelopeProducerOptions {
   readonly retries?: number;
 }
 
+/** A send waiting for the request in flight to be acknowledged. */
+interface QueuedSend {
+  readonly topic: string;
+  readonly message: Message;
+  readonly bytes: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /**
  * Publishes Icepack envelopes. The payload is validated before it leaves (a bad message
  * never reaches a topic); the trace context rides in the `traceparent`/`tracestate`
  * headers; every send waits for all in-sync replicas (`acks: -1`) on an idempotent
- * producer, so a retried send is not written twice.
+ * producer, so a retried send is not written twice. Sends made while a request is in flight
+ * go together in the next one, in the order they were made (`nextBatchSize`): a scanner
+ * publishing a state per table pays one produce request per batch, not per table.
  */
 export class EnvelopeProducer {
   readonly #client: KafkaClient;
@@ -36,6 +48,8 @@ export class EnvelopeProducer {
   readonly #tracer: Tracer;
   readonly #gzip: boolean;
   #connected = false;
+  readonly #queue: QueuedSend[] = [];
+  #draining = false;
 
   constructor(client: KafkaClient, options: EnvelopeProducerOptions = {}) {
     this.#client = client;
@@ -124,12 +138,7 @@ export class EnvelopeProducer {
     // The consumer continues this span's trace.
     injectTraceparent(headers, trace.setSpan(context.active(), span));
     try {
-      await this.#producer.send({
-        topic,
-        acks: -1,
-        compression: this.#gzip ? CompressionTypes.GZIP : CompressionTypes.None,
-        messages: [{ key, value, headers }],
-      });
+      await this.#enqueue(topic, { key, value, headers });
     } catch (error) {
       this.#client.recordError(`send ${topic}`, error);
       span.recordException(error as Error);
@@ -139,4 +148,50 @@ export class EnvelopeProducer {
       span.end();
     }
   }
+
+  /** Resolves when the request carrying `message` was acknowledged; rejects with its error. */
+  #enqueue(topic: string, message: Message): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const bytes = byteLength(message.value) + byteLength(message.key);
+      this.#queue.push({ topic, message, bytes, resolve, reject });
+      if (this.#draining) return;
+      this.#draining = true;
+      // After the current task: publishes made in the same turn share the first request too.
+      queueMicrotask(() => void this.#drain());
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, nextBatchSize(this.#queue.map((s) => s.bytes)));
+      const byTopic = new Map<string, Message[]>();
+      for (const send of batch) {
+        const messages = byTopic.get(send.topic);
+        if (messages === undefined) byTopic.set(send.topic, [send.message]);
+        else messages.push(send.message);
+      }
+      const topicMessages: TopicMessages[] = [...byTopic].map(([topic, messages]) => ({
+        topic,
+        messages,
+      }));
+      try {
+        await this.#producer.sendBatch({
+          acks: -1,
+          compression: this.#gzip ? CompressionTypes.GZIP : CompressionTypes.None,
+          topicMessages,
+        });
+        for (const send of batch) send.resolve();
+      } catch (error) {
+        // The request failed as a whole: every publish in it fails to its caller, whose own
+        // policy retries it (a duplicate of a part the broker did take is harmless).
+        for (const send of batch) send.reject(error);
+      }
+    }
+    this.#draining = false;
+  }
+}
+
+function byteLength(value: Message['value'] | Message['key']): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
