@@ -28,17 +28,19 @@ export class LocalFileIO implements FileIO {
    * bench/results/scanner-first-sweep-cpu-2026-12-03.md), which the scanner's first sweep
    * of 10 000 tables pays 40 000 times; the event loop waits microseconds per file.
    */
-  async read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
+  read(location: string, signal?: AbortSignal): Promise<Uint8Array> {
     if (signal?.aborted === true) {
-      throw new IcebergError(IcebergErrorKind.io, 'read cancelled', {
-        file: location,
-        cause: signal.reason,
-      });
+      return Promise.reject(
+        new IcebergError(IcebergErrorKind.io, 'read cancelled', {
+          file: location,
+          cause: signal.reason,
+        }),
+      );
     }
     try {
-      return readFileSync(localPath(location));
+      return Promise.resolve(readFileSync(localPath(location)));
     } catch (error) {
-      throw fsError(error, location);
+      return Promise.reject(fsError(error, location));
     }
   }
 
