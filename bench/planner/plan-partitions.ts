@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import type { RedisOptions } from 'ioredis';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
   MAX_TABLE_STATE_PARTITIONS,
@@ -39,6 +40,8 @@ const logger = createLogger({
   level: 'warn',
   destination: new Writable({ write: (_c, _e, cb) => cb() }),
 });
+// For INFO and the checks; each code plans on a connection of its own, made with that code's
+// planner options (auto-pipelining since issue 17's Lua/pipelining step; none before).
 const connection = createRedisConnection(redisUrl, { role: 'client', logger });
 const redis = connection.redis;
 
@@ -52,12 +55,23 @@ interface PlannerCode {
   readonly LastSucceededStore: new (o: { connection: typeof redis; key: string }) => {
     clear(): Promise<void>;
   };
+  /** The planner's connection, with the options this code's `main.ts` gives it. */
+  readonly redis: typeof redis;
+  readonly close: () => Promise<void>;
 }
 
 async function load(label: string, root: string): Promise<PlannerCode> {
   const at = (path: string) => import(resolve(root, 'services/planner/src/adapters', path));
+  // A checkout from before the planner had options of its own: ioredis's defaults.
+  const options = await at('redis-options.ts').then(
+    (m: { PLANNER_REDIS_OPTIONS: RedisOptions }) => m.PLANNER_REDIS_OPTIONS,
+    () => ({}),
+  );
+  const own = createRedisConnection(redisUrl, { role: 'client', logger, redis: options });
   return {
     label,
+    redis: own.redis,
+    close: () => own.close(),
     Planner: ((await at('planner.ts')) as { Planner: PlannerCode['Planner'] }).Planner,
     TableStateStore: (
       (await at('state-store.ts')) as { TableStateStore: PlannerCode['TableStateStore'] }
@@ -149,6 +163,7 @@ async function redisCpu(): Promise<number> {
 
 async function run(code: PlannerCode, pass: number): Promise<Row[]> {
   const catalog = `bench-${randomUUID().slice(0, 8)}`;
+  const redis = code.redis;
   const queue = new code.TaskQueue({ connection: redis });
   const store = new code.TableStateStore({
     connection: redis,
@@ -201,6 +216,7 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
 }
 
 const codes = [await load(`old (${oldRoot})`, oldRoot), await load(`new (${newRoot})`, newRoot)];
+await Promise.all(codes.map((c) => c.redis.ping()));
 const rows: Row[] = [];
 for (let pass = 1; pass <= passes; pass++) {
   // Alternate which goes first, so neither always runs on a warmer process.
@@ -243,4 +259,5 @@ ${rows.map((r) => `| ${r.pass} | ${r.code} | ${r.round} | ${Math.round(r.perSeco
 ${machine()}
 redis: ${(await redis.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?'} on 127.0.0.1 (same machine)
 \`\`\``);
+for (const c of codes) await c.close();
 await connection.close();

@@ -211,6 +211,27 @@ describe('partition sets (the compact form of partitions)', () => {
         [{ column: 'a', transform: 'identity', value: 2 }],
       ]),
     ).toEqual([{ fields: [{ column: 'a' }], values: [[1], [2]] }]);
+    // Next to each other, shapes that differ only in a transform, a column or a length stay apart.
+    expect(
+      compactPartitions([
+        [{ column: 'ts', transform: 'day', value: '2026-01-01' }],
+        [{ column: 'ts', transform: 'month', value: '2026-01' }],
+        [{ column: 'tz', transform: 'month', value: '2026-02' }],
+        [
+          { column: 'tz', transform: 'month', value: '2026-03' },
+          { column: 'a', value: 1 },
+        ],
+        [{ column: 'ts', transform: 'day', value: '2026-01-02' }],
+      ]),
+    ).toEqual([
+      { fields: [{ column: 'ts', transform: 'day' }], values: [['2026-01-01'], ['2026-01-02']] },
+      { fields: [{ column: 'ts', transform: 'month' }], values: [['2026-01']] },
+      { fields: [{ column: 'tz', transform: 'month' }], values: [['2026-02']] },
+      {
+        fields: [{ column: 'tz', transform: 'month' }, { column: 'a' }],
+        values: [['2026-03', 1]],
+      },
+    ]);
   });
 
   it('is accepted in a task, and refused naming the field when a row does not fit', () => {

@@ -10,6 +10,7 @@ import {
 } from '@icepack/runtime';
 import { TopicSpecs } from '@icepack/types';
 import { AgingPass } from './adapters/aging-pass.ts';
+import { PLANNER_REDIS_OPTIONS } from './adapters/redis-options.ts';
 import { CatalogPolicies } from './adapters/catalog-policies.ts';
 import { ConsoleStore } from './adapters/console-store.ts';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
@@ -49,7 +50,10 @@ function scoreOptions(config: Config): ScoreOptions {
 
 runService(
   async (lifecycle) => {
-    const core = openServiceCore(lifecycle, configSchema, { redisRole: 'producer' });
+    const core = openServiceCore(lifecycle, configSchema, {
+      redisRole: 'producer',
+      redisOptions: PLANNER_REDIS_OPTIONS,
+    });
     const { config, telemetry, logger, kafka, redis, producer, retry } = core;
 
     const http = core.httpServer();

@@ -12,6 +12,7 @@ import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Planner } from './adapters/planner.ts';
+import { PLANNER_REDIS_OPTIONS } from './adapters/redis-options.ts';
 import { TableStateStore } from './adapters/state-store.ts';
 import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
@@ -37,9 +38,11 @@ const logger = createLogger({
   destination: new Writable({ write: (_c, _e, cb) => cb() }),
 });
 
+// The planner's connection as main.ts makes it (auto-pipelining, issue 17 point 6): every
+// guarantee below holds on it. BullMQ workers get connections of their own, as in the dispatcher.
 let redis: Redis;
 beforeAll(async () => {
-  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null, ...PLANNER_REDIS_OPTIONS });
   await redis.ping();
 });
 afterAll(async () => {
@@ -255,6 +258,41 @@ describe('Planner on real Redis', () => {
     expect(events.events[0]?.factors).toEqual([
       { factor: 'small-files', value: 80, threshold: 20, points: 200 },
     ]);
+  });
+
+  it('sends the commands of states in flight together: few socket writes per state', async () => {
+    const { queue, planner, state, events } = setup();
+    const tables = Array.from({ length: 32 }, (_, i) => `t${i}`);
+    // Settle the connection first (scripts loaded, queue objects made), then count the writes
+    // of 32 states handled 16 at a time, as the Kafka consumer hands them over.
+    await planner.handleState(state(everything, {}, 'warm-up'));
+    const socket = (redis as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
+    const write = socket.write;
+    let writes = 0;
+    socket.write = (...args: unknown[]) => {
+      writes++;
+      return write.apply(socket, args);
+    };
+    try {
+      const pending = [...tables];
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          for (let t = pending.shift(); t !== undefined; t = pending.shift())
+            await planner.handleState(state(everything, {}, t));
+        }),
+      );
+    } finally {
+      socket.write = write;
+    }
+    // One write per command would be 7–9 per state (reads, BullMQ adds, the state put).
+    expect(writes).toBeLessThan(2 * tables.length);
+    // And nothing was lost by sending them together: every table got its tasks, once.
+    const planned = events.events.filter((e) => e.status === 'planned');
+    expect(new Set(planned.map((e) => e.taskId)).size).toBe(planned.length);
+    for (const name of tables)
+      expect(planned.filter((e) => e.table.name === name).length).toBeGreaterThan(0);
+    const waiting = await queue.waiting(state(everything).table.catalog);
+    expect(waiting.length).toBe(planned.length);
   });
 
   it('replays a state whose handling crashed before it was stored, without a second task', async () => {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { RedisOptions } from 'ioredis';
 import type { baseConfigSchema, BaseConfig } from '../config/base-config.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { redactConfig } from '../config/redact-config.ts';
@@ -22,6 +23,8 @@ import type { Lifecycle } from './lifecycle.ts';
 export interface ServiceCoreOptions {
   /** How the service uses its main Redis connection (BullMQ workers need `worker`). */
   readonly redisRole: RedisRole;
+  /** Extra ioredis options for the main connection only (e.g. auto-pipelining). Default none. */
+  readonly redisOptions?: RedisOptions;
 }
 
 /** What every Icepack service opens first; each part's shutdown is already registered. */
@@ -79,14 +82,14 @@ export function openServiceCore<S extends ReturnType<typeof baseConfigSchema>>(
     transport,
   });
   lifecycle.onShutdown('kafka client', () => kafka.close());
-  const openRedis = (role: RedisRole, connectionName?: string) =>
+  const openRedis = (role: RedisRole, connectionName?: string, extra?: RedisOptions) =>
     createRedisConnection(config.ICEPACK_REDIS_URL, {
       role,
       logger,
-      redis: redisAuth,
+      redis: { ...redisAuth, ...extra },
       ...(connectionName === undefined ? {} : { connectionName }),
     });
-  const redis = openRedis(options.redisRole);
+  const redis = openRedis(options.redisRole, undefined, options.redisOptions);
   lifecycle.onShutdown('redis', () => redis.close());
   const producer = new EnvelopeProducer(kafka, { tracer: telemetry.tracer });
   lifecycle.onShutdown('kafka producer', () => producer.disconnect());

@@ -4,4 +4,5 @@ export { Planner } from '../adapters/planner.ts';
 export { TableStateStore } from '../adapters/state-store.ts';
 export { InMemoryTaskEventSink } from '../adapters/task-event-sink.ts';
 export { TaskQueue } from '../adapters/task-queue.ts';
+export { PLANNER_REDIS_OPTIONS } from '../adapters/redis-options.ts';
 export { partitionedTableState, tableState } from '../domain/state-fixtures.ts';
