@@ -2013,24 +2013,48 @@ def task_result_name(task_id: str) -> str:
     return task_key(task_id) + ".json"
 
 
+#: A batch task outcome's figures, as arrays in this order (docs/spark-job.md#batches): arrays,
+#: not objects, so that 20 successes with every figure still fit the 4 KiB termination message.
+#: The dispatcher reads them back into the same figures as a full result's (job-result.ts).
+OUTCOME_COMMITS = ("bytesRead", "bytesWritten", "filesRewritten", "dataFilesRemoved", "deleteFilesRemoved")
+OUTCOME_MEMORY = ("peakHeapBytes", "cores", "heapBytes")
+
+#: What fit_summary drops, step by step, once the error messages are gone: the heap first (only
+#: the learned heap fit reads it), then the commit figures (the ledger then takes the table's
+#: figures, learned sizing the task's estimate), then the snapshots, duration and CPU.
+OUTCOME_FIGURE_STEPS = (("memory",), ("commits",), ("snapshots", "durationMs", "cpuSeconds"))
+
+
 def task_outcome(payload: dict[str, Any]) -> dict[str, Any]:
-    """A task's result, compact, for the batch's summary: its exit code, its own duration and
-    CPU, or its error. The summary is what the Spark operator runner reads back (the driver's
+    """A task's result, compact, for the batch's summary: its exit code and the figures the
+    dispatcher records of a run (duration, CPU, commits, snapshots before and after, heap), or
+    its error. The summary is what the Spark operator runner reads back (the driver's
     termination message holds one line of at most 4096 bytes, not every task's full result)."""
-    if payload.get("ok"):
-        out: dict[str, Any] = {"exitCode": ExitCode.OK}
-        for key in ("durationMs", "cpuSeconds"):
-            if key in payload:
-                out[key] = payload[key]
-        return out
-    return {"exitCode": payload["exitCode"], "error": dict(payload["error"])}
+    if not payload.get("ok"):
+        return {"exitCode": payload["exitCode"], "error": dict(payload["error"])}
+    out: dict[str, Any] = {"exitCode": ExitCode.OK}
+    for key in ("durationMs", "cpuSeconds"):
+        if key in payload:
+            out[key] = payload[key]
+    commits = payload.get("commits")
+    if isinstance(commits, dict):
+        out["commits"] = [int(commits.get(key, 0)) for key in OUTCOME_COMMITS]
+    before, after = payload.get("before"), payload.get("after")
+    if isinstance(before, dict) and isinstance(after, dict):
+        out["snapshots"] = [int(before["snapshots"]), int(after["snapshots"])]
+    memory = payload.get("memory")
+    if isinstance(memory, dict):
+        # heapBytes is last: absent when it cannot be told, the array is then two long.
+        out["memory"] = [int(memory[key]) for key in OUTCOME_MEMORY if key in memory]
+    return out
 
 
 def fit_summary(summary: dict[str, Any], limit: int) -> dict[str, Any]:
     """The summary made to fit `limit` bytes as one line: the tasks' error messages shortened,
-    then dropped, then the figures of successes dropped. Exit codes and error kinds always stay:
-    they decide each task's fate (done, retried, failed). What still does not fit (some 60 failed
-    tasks and more) is not written at all (write_termination_log): the runner reports them lost."""
+    then dropped, then the successes' figures in OUTCOME_FIGURE_STEPS order. Exit codes and
+    error kinds always stay: they decide each task's fate (done, retried, failed). What still
+    does not fit (some 60 failed tasks and more) is not written at all (write_termination_log):
+    the runner reports them lost."""
 
     def fits(value: dict[str, Any]) -> bool:
         return len(result_line(value).encode("utf-8")) <= limit
@@ -2046,11 +2070,12 @@ def fit_summary(summary: dict[str, Any], limit: int) -> dict[str, Any]:
         return fitted
     for error in errors:
         error.pop("message", None)
-    if fits(fitted):
-        return fitted
-    for outcome in outcomes:
-        outcome.pop("durationMs", None)
-        outcome.pop("cpuSeconds", None)
+    for keys in OUTCOME_FIGURE_STEPS:
+        if fits(fitted):
+            return fitted
+        for outcome in outcomes:
+            for key in keys:
+                outcome.pop(key, None)
     return fitted
 
 

@@ -872,6 +872,77 @@ class BatchTest(unittest.TestCase):
         small = {"batch": 1, "exitCode": 0, "tasks": {"f" * 16: {"exitCode": 0, "durationMs": 5}}}
         self.assertEqual(job.fit_summary(small, job.TERMINATION_MESSAGE_LIMIT), small)
 
+    def test_a_tasks_outcome_carries_the_figures_of_its_full_result_in_the_documented_order(self):
+        # The same pair the dispatcher's job-result.test.ts reads: both runners' figures agree.
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "batch-task-outcome.json")
+        with open(path, encoding="utf-8") as fh:
+            pair = json.load(fh)
+        self.assertEqual(job.task_outcome(pair["result"]), pair["outcome"])
+        # A heap that cannot be told leaves its place empty at the end; no memory, no array.
+        without_heap = {**pair["result"], "memory": {"peakHeapBytes": 5, "cores": 1}}
+        self.assertEqual(job.task_outcome(without_heap)["memory"], [5, 1])
+        bare = {"ok": True, "exitCode": 0, "durationMs": 7}
+        self.assertEqual(job.task_outcome(bare), {"exitCode": 0, "durationMs": 7})
+        # A failure carries its error, never figures.
+        failure = {"ok": False, "exitCode": 5, "error": {"kind": "io", "message": "m", "retryable": True}}
+        self.assertEqual(job.task_outcome(failure), {"exitCode": 5, "error": failure["error"]})
+
+    def big_success(self) -> dict:
+        """A success's outcome with figures as long as a batch's small tasks ever have (10 GiB)."""
+        tib = 10 * 1024**3
+        return job.task_outcome(
+            {
+                "ok": True,
+                "exitCode": 0,
+                "durationMs": 1_234_567,
+                "cpuSeconds": 12345.678,
+                "before": {"snapshots": 10_000},
+                "after": {"snapshots": 10_001},
+                "commits": {
+                    "bytesRead": tib,
+                    "bytesWritten": tib,
+                    "filesRewritten": 100_000,
+                    "dataFilesRemoved": 100_000,
+                    "deleteFilesRemoved": 10_000,
+                },
+                "memory": {"peakHeapBytes": tib, "heapBytes": tib, "cores": 16},
+            }
+        )
+
+    def test_a_batch_of_20_with_every_figure_fits_the_termination_message_whole(self):
+        summary = {
+            "batch": 20,
+            "skipped": 0,
+            "ran": 20,
+            "exitCode": 0,
+            "tasks": {job.task_key(f"lake/db.table_{i}/merge"): self.big_success() for i in range(20)},
+        }
+        self.assertLessEqual(len(job.result_line(summary).encode("utf-8")), job.TERMINATION_MESSAGE_LIMIT)
+        self.assertEqual(job.fit_summary(summary, job.TERMINATION_MESSAGE_LIMIT), summary)
+
+    def test_figures_are_dropped_after_the_error_messages_heap_first_then_commits(self):
+        failed = {"exitCode": 5, "error": {"kind": "io", "message": "x" * 300, "retryable": True}}
+        summary = {"batch": 4, "exitCode": 0, "tasks": {"a" * 16: self.big_success(), "b" * 16: failed}}
+
+        def line(value: dict) -> int:
+            return len(job.result_line(value).encode("utf-8"))
+
+        def without(*keys: str) -> dict:
+            value = json.loads(json.dumps(summary))
+            value["tasks"]["b" * 16]["error"].pop("message")
+            for key in keys:
+                value["tasks"]["a" * 16].pop(key)
+            return value
+
+        # Room for every figure once the message is gone: the message goes, the figures stay.
+        self.assertEqual(job.fit_summary(summary, line(without())), without())
+        self.assertEqual(job.fit_summary(summary, line(without("memory"))), without("memory"))
+        self.assertEqual(
+            job.fit_summary(summary, line(without("memory", "commits"))), without("memory", "commits")
+        )
+        bare = job.fit_summary(summary, 10)
+        self.assertEqual(bare["tasks"], {"a" * 16: {"exitCode": 0}, "b" * 16: {"exitCode": 5, "error": {"kind": "io", "retryable": True}}})
+
     def test_tasks_json_runs_a_batch_with_results_only_in_the_termination_message(self):
         # The Spark operator runner's way: the task list in the arguments, no result directory
         # (a driver pod's disk outlives nothing), the outcomes in the termination message. A bad

@@ -30,11 +30,12 @@ import {
   type SizingOptions,
 } from '../domain/sizing.ts';
 import { errorWithoutResult } from '../runners/job-result.ts';
-import type {
-  BatchRunKey,
-  CatalogConnection,
-  RunEnd,
-  SparkRunner,
+import {
+  endFigures,
+  type BatchRunKey,
+  type CatalogConnection,
+  type RunEnd,
+  type SparkRunner,
 } from '../runners/spark-runner.ts';
 import { BatchClaims } from './batch-claims.ts';
 import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
@@ -140,7 +141,7 @@ const NO_BATCH_END: RunEnd = {
  * end, which would charge every task the whole batch.
  */
 function ownEndedAt(startedAt: number, end: RunEnd, now: number): number {
-  const own = end.ok ? (end.result?.durationMs ?? end.durationMs) : undefined;
+  const own = endFigures(end)?.durationMs;
   return own === undefined ? now : startedAt + own;
 }
 
@@ -213,12 +214,14 @@ function coresOf(size: JobSize): number {
   return size.driver.cores + size.executor.cores * size.executor.instances;
 }
 
+/** The ledger's job figures: none without the snapshots (`fit_summary` drops them last). */
 function jobFigures(end: RunEnd): JobLedgerFigures | undefined {
-  if (!end.ok || end.result === undefined) return undefined;
-  const { before, after, commits, cpuSeconds } = end.result;
+  const figures = endFigures(end);
+  if (figures?.snapshots === undefined) return undefined;
+  const { snapshots, commits, cpuSeconds } = figures;
   return {
-    snapshotsBefore: before.snapshots,
-    snapshotsAfter: after.snapshots,
+    snapshotsBefore: snapshots.before,
+    snapshotsAfter: snapshots.after,
     ...(commits === undefined ? {} : { commits }),
     ...(cpuSeconds === undefined ? {} : { cpuSeconds }),
   };
@@ -481,7 +484,7 @@ export class TaskWorker {
     const model = this.#o.sizingModel;
     if (model === undefined || progress.size === undefined) return;
     const { size } = progress;
-    const result = end.ok ? end.result : undefined;
+    const result = endFigures(end);
     const sample = runSample({
       estimate: { bytes: run.task.state.bytesToRewrite, files: run.task.state.filesToRewrite },
       ok: end.ok,

@@ -72,17 +72,96 @@ export type JobResult = Extract<JobOutput, { ok: true }>;
 export type JobFailure = Extract<JobOutput, { ok: false }>;
 
 /**
+ * A figure of a batch task's outcome: advisory, so one the job wrote wrong is left out
+ * (`undefined`) rather than failing the summary — that would report every task of the batch
+ * lost and run the succeeded ones again.
+ */
+function figure<T extends z.ZodType>(schema: T) {
+  return schema.optional().catch(undefined);
+}
+
+const count = z.int().min(0);
+
+/**
  * A batch task's outcome in the batch's summary line (`tasks`, by `taskHash` of the task id):
  * compact, so a batch of 20 fits the driver's 4 KiB termination message — the error's message
  * and the figures may have been dropped to fit (jobs/spark `fit_summary`), never the exit code.
+ * The figures are arrays in the order of jobs/spark `OUTCOME_COMMITS` and `OUTCOME_MEMORY`.
  */
 const batchTaskOutcome = z.looseObject({
   exitCode: z.int(),
-  durationMs: z.int().optional(),
-  cpuSeconds: z.number().min(0).optional(),
+  durationMs: figure(z.int()),
+  cpuSeconds: figure(z.number().min(0)),
+  /** bytesRead, bytesWritten, filesRewritten, dataFilesRemoved, deleteFilesRemoved. */
+  commits: figure(z.tuple([count, count, count, count, count])),
+  /** The table's snapshots when the job loaded it and after its commit. */
+  snapshots: figure(z.tuple([count, count])),
+  /** peakHeapBytes, cores[, heapBytes]. */
+  memory: figure(
+    z.union([z.tuple([count, z.int().min(1)]), z.tuple([count, z.int().min(1), count])]),
+  ),
   error: taskError.partial({ message: true }).optional(),
 });
 export type BatchTaskOutcome = z.output<typeof batchTaskOutcome>;
+
+/**
+ * What the dispatcher records of a succeeded run — its ledger entry and succeeded event, its
+ * learned-sizing sample, a batch task's own end — in one shape whichever way it was read: from
+ * the job's full result (`resultFigures`: the local runner, a single operator run) or from a
+ * batch task's compact outcome (`outcomeFigures`: the operator runner), so both runners record
+ * the same run the same.
+ */
+export interface RunFigures {
+  readonly durationMs?: number;
+  readonly cpuSeconds?: number;
+  readonly commits?: NonNullable<JobResult['commits']>;
+  readonly memory?: NonNullable<JobResult['memory']>;
+  /** The table's snapshots when the job loaded it and after its commit. */
+  readonly snapshots?: { readonly before: number; readonly after: number };
+}
+
+/** A full result's figures. */
+export function resultFigures(result: JobResult): RunFigures {
+  return {
+    durationMs: result.durationMs,
+    ...(result.cpuSeconds === undefined ? {} : { cpuSeconds: result.cpuSeconds }),
+    ...(result.commits === undefined ? {} : { commits: result.commits }),
+    ...(result.memory === undefined ? {} : { memory: result.memory }),
+    snapshots: { before: result.before.snapshots, after: result.after.snapshots },
+  };
+}
+
+/** A batch task's outcome's figures: those it still holds after `fit_summary`. */
+export function outcomeFigures(outcome: BatchTaskOutcome): RunFigures {
+  const { durationMs, cpuSeconds, commits, snapshots, memory } = outcome;
+  return {
+    ...(durationMs === undefined ? {} : { durationMs }),
+    ...(cpuSeconds === undefined ? {} : { cpuSeconds }),
+    ...(commits === undefined
+      ? {}
+      : {
+          commits: {
+            bytesRead: commits[0],
+            bytesWritten: commits[1],
+            filesRewritten: commits[2],
+            dataFilesRemoved: commits[3],
+            deleteFilesRemoved: commits[4],
+          },
+        }),
+    ...(memory === undefined
+      ? {}
+      : {
+          memory: {
+            peakHeapBytes: memory[0],
+            cores: memory[1],
+            ...(memory[2] === undefined ? {} : { heapBytes: memory[2] }),
+          },
+        }),
+    ...(snapshots === undefined
+      ? {}
+      : { snapshots: { before: snapshots[0], after: snapshots[1] } }),
+  };
+}
 
 /** The batch's summary line (`--tasks`/`--tasks-json`, docs/spark-job.md#batches). */
 export const batchSummarySchema = z.looseObject({

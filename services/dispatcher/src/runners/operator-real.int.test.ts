@@ -49,7 +49,12 @@ import {
   SPARK_API,
 } from './spark-application.ts';
 import { SparkOperatorRunner } from './spark-operator-runner.ts';
-import type { BatchRunRequest, CatalogConnection, RunRequest } from './spark-runner.ts';
+import {
+  endFigures,
+  type BatchRunRequest,
+  type CatalogConnection,
+  type RunRequest,
+} from './spark-runner.ts';
 
 // The dispatcher's own spark-operator runner against the real local control plane
 // (deploy/local/k8s.sh): the real kube-apiserver, the real Kubeflow Spark operator with the fake
@@ -438,11 +443,14 @@ describe('the spark-operator runner on the real Spark operator and API server', 
     expect(launched.reattached).toBe(false);
     const [failingRun, mergeRun] = batch.tasks.map((t) => t.taskRun);
     for (const outcome of [launched, followed]) {
-      // The merge's own end, with its own duration (not the batch's), read from the driver's
-      // termination message.
+      // The merge's own end, with its own duration (not the batch's) and what it rewrote,
+      // read from the driver's termination message.
       const end = outcome.ends.get(mergeRun!);
       expect(end).toMatchObject({ ok: true });
-      expect(end?.ok === true ? end.durationMs : undefined).toBeGreaterThan(0);
+      const figures = end === undefined ? undefined : endFigures(end);
+      expect(figures?.durationMs).toBeGreaterThan(0);
+      expect(figures?.commits?.bytesRead).toBeGreaterThan(0);
+      expect(figures?.commits?.filesRewritten).toBeGreaterThan(0);
     }
     expect(launched.ends.get(failingRun!)).toMatchObject({
       ok: false,

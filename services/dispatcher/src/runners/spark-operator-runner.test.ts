@@ -92,11 +92,14 @@ describe("a batch's task ends from its summary in the driver's termination messa
       ...extra,
     });
 
-  it('gives each task its own end: success with its own duration, its own error, lost without an outcome', () => {
+  it('gives each task its own end: success with its own figures, its own error, lost without an outcome', () => {
     const read = batchSummaryOfDriverPod(driverPod(summary()));
     expect(read).toBeDefined();
     const ends = batchEnds({ tasks }, read, undefined);
-    expect(ends.get(a!.taskRun)).toEqual({ ok: true, durationMs: 4200 });
+    expect(ends.get(a!.taskRun)).toEqual({
+      ok: true,
+      figures: { durationMs: 4200, cpuSeconds: 3.5 },
+    });
     expect(ends.get(b!.taskRun)).toEqual({
       ok: false,
       error: { kind: 'refused', message: 'not the planned table', retryable: false },

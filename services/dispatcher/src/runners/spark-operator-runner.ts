@@ -13,6 +13,7 @@ import {
   errorFromExitCode,
   errorWithoutResult,
   JobExitCode,
+  outcomeFigures,
   parseBatchSummary,
   parseJobOutput,
   type BatchSummary,
@@ -132,10 +133,9 @@ export function batchEnds(
     if (outcome === undefined) {
       ends.set(taskRun, { ok: false, error: whole });
     } else if (outcome.exitCode === JobExitCode.ok) {
-      ends.set(taskRun, {
-        ok: true,
-        ...(outcome.durationMs === undefined ? {} : { durationMs: outcome.durationMs }),
-      });
+      // The figures a local run's full result gives (`outcomeFigures`), so the task's
+      // ledger entry and sizing sample are the same on both runners.
+      ends.set(taskRun, { ok: true, figures: outcomeFigures(outcome) });
     } else {
       const known = errorFromExitCode(outcome.exitCode, `exit code ${String(outcome.exitCode)}`);
       const error: Partial<TaskError> = outcome.error ?? {};

@@ -1,6 +1,6 @@
 import type { Binding, CatalogAuth, RunLocation, Task, TaskError } from '@icepack/types';
 import type { JobSize } from '../domain/sizing.ts';
-import type { JobResult } from './job-result.ts';
+import { resultFigures, type JobResult, type RunFigures } from './job-result.ts';
 
 /** How the job reaches the catalog. Secrets never travel here: only env var names. */
 export interface CatalogConnection {
@@ -67,11 +67,22 @@ export interface BatchOutcome {
 /** How a run ended. */
 export type RunEnd =
   /**
-   * `result`: the job's result line, when the runner can read it (local runner). `durationMs`:
-   * a batch task's own duration when only its outcome is known (spark-operator runner).
+   * `result`: the job's result line, when the runner can read it (local runner, a single
+   * operator run). `figures`: a batch task's figures when only its compact outcome is known
+   * (spark-operator runner). Read either through `endFigures`.
    */
-  | { readonly ok: true; readonly result?: JobResult; readonly durationMs?: number }
+  | { readonly ok: true; readonly result?: JobResult; readonly figures?: RunFigures }
   | { readonly ok: false; readonly error: TaskError };
+
+/**
+ * A succeeded run's figures, however its runner read them (the full result or a batch task's
+ * outcome): what its ledger entry, sizing sample and own end are recorded from. Undefined for
+ * a failure or a success whose result could not be read.
+ */
+export function endFigures(end: RunEnd): RunFigures | undefined {
+  if (!end.ok) return undefined;
+  return end.result === undefined ? end.figures : resultFigures(end.result);
+}
 
 /** `reattached`: this call followed a run launched earlier instead of launching one. */
 export type RunOutcome = RunEnd & { readonly reattached: boolean };
