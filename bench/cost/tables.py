@@ -10,7 +10,7 @@ Protocol with the orchestrator (bench/cost/cost.ts): one JSON object per stdout 
 (`kind`: table, ready, verify, done); `verify` on stdin makes it read every table again, then
 exit.
 
-The content is a function of the table's name and its row ids alone (no randomness): a table
+The content is a function of the table's position and its row ids alone (no randomness): a table
 is created identically in every mode of a run, so the modes maintain the same data.
 """
 
@@ -54,12 +54,12 @@ def props() -> str:
     return ", ".join(f"'{k}'='{v}'" for k, v in p.items())
 
 
-def create(spark, sql: str, commits: int, files_per_commit: int, rows_per_file: int) -> None:
+def create(spark, sql: str, base: int, commits: int, files_per_commit: int, rows_per_file: int) -> None:
     spark.sql(f"CREATE TABLE {sql} (id BIGINT, value STRING) USING iceberg TBLPROPERTIES ({props()})")
     rows = files_per_commit * rows_per_file
     for c in range(commits):
         # One input partition per file, no shuffle (distribution mode none): one file each.
-        df = spark.range(c * rows, (c + 1) * rows, numPartitions=files_per_commit).selectExpr(
+        df = spark.range(base + c * rows, base + (c + 1) * rows, numPartitions=files_per_commit).selectExpr(
             "id", f"{VALUE} AS value"
         )
         df.writeTo(sql).append()
@@ -104,12 +104,15 @@ def main() -> int:
     ]
     large_per_commit = max(1, args.large_files // args.large_commits)
     large_rows_per_file = max(1, int(args.large_mb * 1024 * 1024 / (large_per_commit * args.large_commits) / BYTES_PER_ROW))
-    for name, size in tables:
+    for i, (name, size) in enumerate(tables):
         sql = table_sql_name(args.catalog_name, [args.namespace], name)
+        # Each table's ids start at its own multiple of 2^32: no two tables hold the same rows,
+        # so a file committed to the wrong table changes both checksums.
+        base = i << 32
         if size == "small":
-            create(spark, sql, args.small_commits, args.small_files_per_commit, args.small_rows_per_file)
+            create(spark, sql, base, args.small_commits, args.small_files_per_commit, args.small_rows_per_file)
         else:
-            create(spark, sql, args.large_commits, large_per_commit, large_rows_per_file)
+            create(spark, sql, base, args.large_commits, large_per_commit, large_rows_per_file)
         emit("table", table=name, size=size, before=figures(spark, sql))
     emit("ready")
     for line in sys.stdin:

@@ -40,7 +40,7 @@ export function markdownReport(
   out.push(`# ${heading}`, '', `\`${command}\``, '');
   out.push('```', runs[0]?.machine ?? '', `started: ${runs[0]?.startedAt ?? ''}`, '```', '');
   out.push(
-    `Tables: ${String(options.small)} small (3 commits of 3 files, ~25 KB each: ~0.2 MB, 9 files, 3 snapshots) and ${String(options.large)} large (${String(options.largeMb)} MB in ${String(options.largeFiles)} files, 6 commits); the single mode maintains the first ${String(Math.min(options.small, options.singleSmall))} small tables. Sizes as read are below. Each mode runs on its own private Redis, Kafka and REST catalog with the four services at their defaults (dispatcher: one slot of 1 driver + 1 executor core); core-seconds are the ledger's (\`cost\` of each succeeded task event: requested = cores × run time, used = the job's CPU).`,
+    `Tables: ${String(options.small)} small (3 commits of 3 files of 500 rows: 9 files, ~0.3 MB, 3 snapshots) and ${String(options.large)} large (${String(options.largeMb)} MB in ${String(options.largeFiles)} files, 6 commits); the single mode maintains the first ${String(Math.min(options.small, options.singleSmall))} small tables. Sizes as read are below. Each mode runs on its own private Redis, Kafka and REST catalog with the four services at their defaults (dispatcher: one slot of 1 driver + 1 executor core); core-seconds are the ledger's (\`cost\` of each succeeded task event: requested = cores × run time, used = the job's CPU).`,
     '',
   );
   out.push(
