@@ -49,7 +49,12 @@ import type {
   WriterTotals,
 } from './domain/result.ts';
 
-const SERVICES: readonly Service[] = ['provisioner', 'metadata-scanner', 'planner', 'dispatcher'];
+export const SERVICES: readonly Service[] = [
+  'provisioner',
+  'metadata-scanner',
+  'planner',
+  'dispatcher',
+];
 const NAMESPACE = 'lake';
 /** The resource group the services run tasks in: the local stack's (one slot, 1+1 cores). */
 const SPARK = { driverCores: 1, executorCores: 1, maxExecutors: 1 };
@@ -69,14 +74,17 @@ const S3_KEYS = {
 };
 
 /** Where the simulated lake lives: its catalog, the catalog's client properties, its store. */
-interface Lake {
+export interface Lake {
   readonly catalogUri: string;
   readonly properties: Readonly<Record<string, string>>;
   readonly s3?: PrivateS3;
 }
 
-/** What the writer process said, line by line, and a way to wait for a kind of line. */
-class WriterProcess {
+/**
+ * What a JSON-lines child process (the writer; the cost benchmark's tables process) said, line
+ * by line, and a way to wait for a kind of line.
+ */
+export class WriterProcess {
   readonly lines: Line[] = [];
   readonly #waiters: { kind: string; resolve: (line: Line) => void }[] = [];
   #exit: Promise<number | null>;
@@ -101,7 +109,7 @@ class WriterProcess {
     if (seen !== undefined) return seen;
     const line = new Promise<Line>((resolve) => this.#waiters.push({ kind, resolve }));
     const ended = this.#exit.then((code) => {
-      throw new Error(`the writer exited (${String(code)}) before "${kind}"`);
+      throw new Error(`the process exited (${String(code)}) before "${kind}"`);
     });
     return Promise.race([line, ended]);
   }
@@ -306,12 +314,16 @@ export async function runLakeSim(
   }
 }
 
-/** The four services on the private stack, at their defaults, bound to `catalog` only. */
-async function startServices(
+/**
+ * The four services on the private stack, at their defaults, bound to `catalog` only;
+ * `overrides` adds settings per service (the cost benchmark's batch and sizing modes).
+ */
+export async function startServices(
   stack: PrivateStack,
   catalog: string,
   lake: Lake,
   running: Map<Service, ServiceProcess>,
+  overrides: Partial<Record<Service, Record<string, string>>> = {},
 ): Promise<TaskEventLog> {
   await stack.writeBootstrap(
     catalog,
@@ -342,6 +354,7 @@ async function startServices(
       // does; on S3 the services (and the dispatcher's Spark jobs) read the keys from here.
       ...(lake.s3 === undefined ? { ICEPACK_LOCAL_CATALOGS: '*' } : S3_KEYS),
       ...extra[service],
+      ...overrides[service],
     };
     await startService(service, env, running, 180_000);
   };
@@ -449,7 +462,7 @@ async function settle(
 }
 
 /** Every launch of the local runner, with when and how its result was written. */
-async function readLaunches(stateDir: string): Promise<Launch[]> {
+export async function readLaunches(stateDir: string): Promise<Launch[]> {
   const all: Launch[] = [];
   for (const run of await readdir(stateDir).catch(() => [] as string[])) {
     const dir = join(stateDir, run);
@@ -478,7 +491,7 @@ async function readLaunches(stateDir: string): Promise<Launch[]> {
 }
 
 /** Stops a detached Spark run left behind, if its pid is still that run. */
-async function stopRun(launch: Launch, stateDir: string): Promise<void> {
+export async function stopRun(launch: Launch, stateDir: string): Promise<void> {
   const { pid } = launch;
   if (pid === undefined) return;
   const cmdline = await readFile(`/proc/${String(pid)}/cmdline`, 'utf8').catch(() => '');

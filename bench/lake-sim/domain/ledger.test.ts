@@ -52,6 +52,28 @@ describe('taskRows', () => {
     });
   });
 
+  it('makes one row per task of a batch: its tasks share the run id, each has its own end', () => {
+    const other = { ...table, name: 'stream_01' };
+    const b = { runId: 'batch-abc-a1', attempt: 1 };
+    const second = { taskId: 'merge/sim1/lake/stream_01', table: other, ...b };
+    const rows = taskRows(
+      [
+        ev('started', 10, b),
+        ev('started', 10, second),
+        ev('succeeded', 40, b),
+        ev('failed', 50, {
+          ...second,
+          error: { kind: 'conflict', message: 'x', retryable: false },
+        }),
+      ],
+      2,
+    );
+    expect(rows.map((r) => [r.table, r.outcome, r.runMs])).toEqual([
+      ['lake.stream_00', 'succeeded', 30_000],
+      ['lake.stream_01', 'failed', 40_000],
+    ]);
+  });
+
   it('takes the cost from the succeeded event’s ledger when it carries one', () => {
     const rows = taskRows(
       [

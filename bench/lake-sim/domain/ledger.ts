@@ -66,17 +66,21 @@ export function changedNothing(before: HealthFigures, after: HealthFigures): boo
   );
 }
 
-/** One row per `started` event (one Spark run), in start order. */
+/**
+ * One row per `started` event (one task's run), in start order. A task's run is (task id, run
+ * id): the tasks of a batch share the batch's run id (ADR 0027), each with its own events.
+ */
 export function taskRows(events: readonly TaskEvent[], coresPerRun: number): TaskRow[] {
   const ordered = events.toSorted((a, b) => ms(a.at) - ms(b.at));
   const rows: TaskRow[] = [];
   const seen = new Set<string>();
   for (const [i, start] of ordered.entries()) {
-    if (start.status !== 'started' || start.runId === undefined || seen.has(start.runId)) continue;
-    seen.add(start.runId);
+    const run = `${start.taskId}\u0000${String(start.runId)}`;
+    if (start.status !== 'started' || start.runId === undefined || seen.has(run)) continue;
+    seen.add(run);
     const end = ordered
       .slice(i + 1)
-      .find((e) => e.runId === start.runId && ENDS.includes(e.status));
+      .find((e) => e.runId === start.runId && e.taskId === start.taskId && ENDS.includes(e.status));
     const waitedFrom = ordered
       .slice(0, i)
       .findLast((e) => e.taskId === start.taskId && WAITS.includes(e.status));
