@@ -18,6 +18,7 @@ import type { ServiceProcess } from '@icepack/runtime/testing';
 import {
   catalogPropertyArgs,
   infraEnv,
+  ownReadProperties,
   PrivateStack,
   s3Objects,
   startService,
@@ -201,14 +202,7 @@ export async function runLakeSim(
       name: catalog,
       uri: lake.catalogUri,
       // This process's own S3 reads (the sampler's): keys given, not from its environment.
-      properties:
-        lake.s3 === undefined
-          ? {}
-          : {
-              ...lake.properties,
-              's3.access-key-id': lake.s3.keys.AWS_ACCESS_KEY_ID,
-              's3.secret-access-key': lake.s3.keys.AWS_SECRET_ACCESS_KEY,
-            },
+      properties: lake.s3 === undefined ? {} : ownReadProperties(lake.s3),
     });
     const cache = new ManifestCache();
     sampler = (async () => {

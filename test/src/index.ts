@@ -39,7 +39,13 @@ export type {
   KubeletStandinOptions,
 } from './k8s-real/kubelet-standin.ts';
 export type { DriverCommand } from './k8s-real/driver-command.ts';
-export { PrivateStack, s3Objects, StackScriptError, startService } from './e2e/private-stack.ts';
+export {
+  ownReadProperties,
+  PrivateStack,
+  s3Objects,
+  StackScriptError,
+  startService,
+} from './e2e/private-stack.ts';
 export type {
   BootstrapCatalog,
   BootstrapGroup,

@@ -35,7 +35,7 @@ import { tableTruth } from '../fixtures/table-truth.ts';
 import { infraEnv } from '../infra/env.ts';
 import { OtlpReceiver } from './otlp-receiver.ts';
 import type { ReceivedSpan } from './otlp-receiver.ts';
-import { PrivateStack, s3Objects, startService } from './private-stack.ts';
+import { ownReadProperties, PrivateStack, s3Objects, startService } from './private-stack.ts';
 import type { PrivateS3, Service } from './private-stack.ts';
 import { TaskEventLog, until } from './task-event-log.ts';
 
@@ -446,14 +446,7 @@ async function liveDataFiles(
   const client = new RestCatalog({
     name: catalog,
     uri: lake.catalogUri,
-    properties:
-      lake.s3 === undefined
-        ? {}
-        : {
-            ...lake.properties,
-            's3.access-key-id': lake.s3.keys.AWS_ACCESS_KEY_ID,
-            's3.secret-access-key': lake.s3.keys.AWS_SECRET_ACCESS_KEY,
-          },
+    properties: lake.s3 === undefined ? {} : ownReadProperties(lake.s3),
   });
   const loaded = await client.loadTable(table);
   if (loaded.status !== 'loaded') throw new Error(`${table.name} did not load: ${loaded.status}`);

@@ -52,6 +52,19 @@ export interface PrivateS3 {
   }>;
 }
 
+/**
+ * The catalog client properties of a test's or benchmark's own reads of the store: the keys
+ * given as properties, since its process has no AWS environment. The services and Spark get
+ * them only as environment (the SDK chain), never as properties.
+ */
+export function ownReadProperties(s3: PrivateS3): Record<string, string> {
+  return {
+    ...s3.properties,
+    's3.access-key-id': s3.keys.AWS_ACCESS_KEY_ID,
+    's3.secret-access-key': s3.keys.AWS_SECRET_ACCESS_KEY,
+  };
+}
+
 /** One object of an S3 listing. */
 export interface S3Object {
   /** `s3://bucket/key`. */
