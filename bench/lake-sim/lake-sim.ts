@@ -16,8 +16,11 @@ import { computeTableState, localPath, ManifestCache, RestCatalog } from '@icepa
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import type { ServiceProcess } from '@icepack/runtime/testing';
 import {
+  catalogPropertyArgs,
   infraEnv,
+  ownReadProperties,
   PrivateStack,
+  s3Objects,
   startService,
   TaskEventLog,
   type PrivateS3,
@@ -62,16 +65,6 @@ const CORES_PER_RUN = SPARK.driverCores + SPARK.executorCores * SPARK.maxExecuto
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Line = Record<string, unknown> & { kind: string; t: number };
-
-/**
- * S3 keys for everything that reads or writes the lake on S3 (writers, services, their Spark
- * jobs) through the AWS SDK's default chain, as a deployment gives them; moto takes any.
- */
-const S3_KEYS = {
-  AWS_ACCESS_KEY_ID: 'icepack-lake-sim',
-  AWS_SECRET_ACCESS_KEY: 'icepack-lake-sim',
-  AWS_REGION: 'us-east-1',
-};
 
 /** Where the simulated lake lives: its catalog, the catalog's client properties, its store. */
 export interface Lake {
@@ -162,7 +155,7 @@ export async function runLakeSim(
       [
         join(import.meta.dirname, 'writer.py'),
         ...['--catalog-uri', lake.catalogUri, '--catalog-name', catalog],
-        ...Object.entries(lake.properties).flatMap(([k, v]) => ['--catalog-property', `${k}=${v}`]),
+        ...catalogPropertyArgs(lake.properties),
         ...['--namespace', NAMESPACE, '--seed', String(options.seed)],
         ...['--minutes', String(options.minutes), '--policy', policy],
         ...['--cron-minutes', String(options.cronMinutes)],
@@ -175,7 +168,7 @@ export async function runLakeSim(
         env: {
           ...process.env,
           ICEPACK_SPARK_JARS: env.sparkJars,
-          ...(lake.s3 === undefined ? {} : S3_KEYS),
+          ...lake.s3?.keys,
         },
         stdio: 'pipe',
       },
@@ -217,14 +210,7 @@ export async function runLakeSim(
       name: catalog,
       uri: lake.catalogUri,
       // This process's own S3 reads (the sampler's): keys given, not from its environment.
-      properties:
-        lake.s3 === undefined
-          ? {}
-          : {
-              ...lake.properties,
-              's3.access-key-id': S3_KEYS.AWS_ACCESS_KEY_ID,
-              's3.secret-access-key': S3_KEYS.AWS_SECRET_ACCESS_KEY,
-            },
+      properties: lake.s3 === undefined ? {} : ownReadProperties(lake.s3),
     });
     const cache = new ManifestCache();
     sampler = (async () => {
@@ -352,7 +338,7 @@ export async function startServices(
       ...stack.serviceEnv(service, token),
       // The simulator's catalog keeps its tables on this machine's disk, as the local stack
       // does; on S3 the services (and the dispatcher's Spark jobs) read the keys from here.
-      ...(lake.s3 === undefined ? { ICEPACK_LOCAL_CATALOGS: '*' } : S3_KEYS),
+      ...(lake.s3 === undefined ? { ICEPACK_LOCAL_CATALOGS: '*' } : lake.s3.keys),
       ...extra[service],
       ...overrides[service],
     };
@@ -411,25 +397,9 @@ async function directoryBytes(dir: string): Promise<number> {
   return total;
 }
 
-/**
- * Bytes of the objects under an `s3://bucket/prefix/` location: moto's ListObjectsV2, unsigned
- * and path-style (moto takes any request), every page.
- */
+/** Bytes of the objects under an `s3://bucket/prefix/` location, listed through the S3 API. */
 async function s3PrefixBytes(s3: PrivateS3, location: string): Promise<number> {
-  const match = /^s3[an]?:\/\/([^/]+)\/(.*)$/.exec(location);
-  if (match === null) return 0;
-  let total = 0;
-  let token: string | undefined;
-  do {
-    const url = new URL(`${s3.endpoint}/${match[1]!}`);
-    url.searchParams.set('list-type', '2');
-    url.searchParams.set('prefix', match[2]!);
-    if (token !== undefined) url.searchParams.set('continuation-token', token);
-    const body = await (await fetch(url)).text();
-    for (const size of body.matchAll(/<Size>(\d+)<\/Size>/g)) total += Number(size[1]);
-    token = /<NextContinuationToken>([^<]+)</.exec(body)?.[1];
-  } while (token !== undefined);
-  return total;
+  return (await s3Objects(s3, location)).reduce((total, object) => total + object.size, 0);
 }
 
 /**

@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "fixtures"))
 
-from session import CatalogOptions, build_session, load_iceberg_table, table_sql_name  # noqa: E402
+from session import (  # noqa: E402
+    CatalogOptions,
+    add_catalog_property_argument,
+    build_session,
+    catalog_properties,
+    load_iceberg_table,
+    table_sql_name,
+)
 
 MASK = (1 << 64) - 1
 # The Iceberg field id of `file_path` in a position-delete file (its bounds name the data
@@ -583,13 +590,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--catalog-uri", required=True)
     parser.add_argument("--catalog-name", required=True)
-    parser.add_argument(
-        "--catalog-property",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a catalog client property (s3.endpoint=… for a lake on S3); repeatable",
-    )
+    add_catalog_property_argument(parser)
     parser.add_argument("--namespace", default="lake")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--minutes", type=float, required=True)
@@ -603,7 +604,7 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("ICEPACK_SPARK_DRIVER_MEMORY", "2g")
-    properties = dict(p.split("=", 1) for p in args.catalog_property)
+    properties = catalog_properties(args.catalog_property)
     spark = build_session(
         CatalogOptions(args.catalog_uri, args.catalog_name, properties=properties), app_name="icepack-lake-sim"
     )

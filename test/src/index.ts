@@ -11,6 +11,7 @@ export { groundTruthSchema, tableTruthSchema } from './fixtures/ground-truth.ts'
 export type { GroundTruth, TableTruth } from './fixtures/ground-truth.ts';
 export { FixtureKey, FixtureScale } from './fixtures/fixture-keys.ts';
 export { FixtureScriptError } from './fixtures/run-python.ts';
+export { catalogPropertyArgs } from './fixtures/fixture-scripts.ts';
 export { sparkSql } from './fixtures/spark-sql.ts';
 export { describeServiceProcess } from './services/service-process-contract.ts';
 export type { ServiceProcessContractOptions } from './services/service-process-contract.ts';
@@ -38,8 +39,20 @@ export type {
   KubeletStandinOptions,
 } from './k8s-real/kubelet-standin.ts';
 export type { DriverCommand } from './k8s-real/driver-command.ts';
-export { PrivateStack, StackScriptError, startService } from './e2e/private-stack.ts';
-export type { BootstrapCatalog, BootstrapGroup, PrivateS3, Service } from './e2e/private-stack.ts';
+export {
+  ownReadProperties,
+  PrivateStack,
+  s3Objects,
+  StackScriptError,
+  startService,
+} from './e2e/private-stack.ts';
+export type {
+  BootstrapCatalog,
+  BootstrapGroup,
+  PrivateS3,
+  S3Object,
+  Service,
+} from './e2e/private-stack.ts';
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
 export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';

@@ -2,7 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { RestCatalog } from '@icepack/iceberg';
+import {
+  currentSnapshot,
+  FileContent,
+  isLive,
+  localPath,
+  ManifestCache,
+  ManifestContent,
+  readManifestEntries,
+  readSnapshotManifests,
+  RestCatalog,
+} from '@icepack/iceberg';
 import type { Snapshot } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import type { ServiceProcess } from '@icepack/runtime/testing';
@@ -16,6 +26,7 @@ import {
 } from '@icepack/types';
 import type { TableId, TaskEvent, TaskType } from '@icepack/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalogPropertyArgs } from '../fixtures/fixture-scripts.ts';
 import { FixtureKey } from '../fixtures/fixture-keys.ts';
 import { fixtureTruth, generateFixtures } from '../fixtures/generate-fixtures.ts';
 import type { TableTruth } from '../fixtures/ground-truth.ts';
@@ -24,7 +35,8 @@ import { tableTruth } from '../fixtures/table-truth.ts';
 import { infraEnv } from '../infra/env.ts';
 import { OtlpReceiver } from './otlp-receiver.ts';
 import type { ReceivedSpan } from './otlp-receiver.ts';
-import { PrivateStack, startService, type Service } from './private-stack.ts';
+import { ownReadProperties, PrivateStack, s3Objects, startService } from './private-stack.ts';
+import type { PrivateS3, Service } from './private-stack.ts';
 import { TaskEventLog, until } from './task-event-log.ts';
 
 // The whole system: the four services as their own processes on a Redis, Kafka and REST
@@ -32,6 +44,26 @@ import { TaskEventLog, until } from './task-event-log.ts';
 // Kafka or Redis disturbs no other test), Spark through the dispatcher's local runner, and
 // an OTLP receiver collecting every span. One system start is shared by every step below,
 // in order: Spark is slow on two cores.
+//
+// The tables live on the stack's local filesystem catalog, or — with ICEPACK_E2E_STORAGE=s3 —
+// on its S3 store (moto) behind a second REST catalog (Iceberg's S3FileIO), as the lake
+// simulator's `--storage s3`: the same steps and checks, plus where the files landed.
+
+/** `local` (default) or `s3`: where the tables of this run live. */
+const STORAGE = storageOf(process.env.ICEPACK_E2E_STORAGE);
+
+function storageOf(value: string | undefined): 'local' | 's3' {
+  if (value === undefined || value === '' || value === 'local') return 'local';
+  if (value === 's3') return 's3';
+  throw new Error(`ICEPACK_E2E_STORAGE must be local or s3, not ${JSON.stringify(value)}`);
+}
+
+/** Where the tables live: their catalog, its client properties, and the S3 store if any. */
+interface Lake {
+  readonly catalogUri: string;
+  readonly properties: Readonly<Record<string, string>>;
+  readonly s3?: PrivateS3;
+}
 
 const catalog = `e2e${randomBytes(4).toString('hex')}`;
 const token = randomBytes(24).toString('hex');
@@ -47,6 +79,7 @@ const SPARK = {
 };
 
 let stack: PrivateStack;
+let lake: Lake;
 let otlp: OtlpReceiver;
 let log: TaskEventLog;
 let producer: EnvelopeProducer;
@@ -60,8 +93,10 @@ function serviceEnv(service: Service): Record<string, string> {
   const common = {
     ...stack.serviceEnv(service, token),
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
-    // The private catalog's tables are on this machine's disk, as in the local stack.
-    ICEPACK_LOCAL_CATALOGS: catalog,
+    // The private catalog's tables are on this machine's disk, as in the local stack; on S3
+    // no catalog is local (a file: location would be refused) and the services (and the
+    // dispatcher's Spark jobs) take the keys from the AWS SDK chain, here the environment.
+    ...(lake.s3 === undefined ? { ICEPACK_LOCAL_CATALOGS: catalog } : lake.s3.keys),
   };
   switch (service) {
     case 'provisioner':
@@ -105,6 +140,76 @@ function serviceEnv(service: Service): Record<string, string> {
         ICEPACK_TASK_BACKOFF: '5s',
       };
   }
+}
+
+/**
+ * The tables' live data files — among them the ones maintenance rewrote — are where the lake
+ * is: on S3, each is an object of the store listed through the S3 API with its size, and no
+ * file of these tables is on this machine's disk (the stack's directory, where the local
+ * catalog's warehouse is); on the filesystem, each is a file under the local warehouse.
+ */
+async function expectFilesWhereTheLakeIs(): Promise<void> {
+  const local = await filesUnder(stack.runDir);
+  for (const key of keys) {
+    const table = tableOf(key);
+    const files = await liveDataFiles(table);
+    const history = await snapshotsOf(table);
+    const rewrites = new Set(
+      history.filter((s) => s.operation === 'replace').map((s) => s.snapshotId),
+    );
+    expect(files.length, key).toBe(before.get(`${key}/after-maintenance`)!.dataFiles.count);
+    // Maintenance wrote some of them.
+    expect(
+      files.filter((f) => rewrites.has(f.snapshotId)).length,
+      `${key}: live data files written by a rewrite`,
+    ).toBeGreaterThan(0);
+    const location = before.get(key)!.location;
+    if (lake.s3 !== undefined) {
+      expect(location, key).toMatch(new RegExp(`^s3://${lake.s3.bucket}/`));
+      const listed = new Map(
+        (await s3Objects(lake.s3, `${location}/`)).map((o) => [o.location, o.size]),
+      );
+      for (const file of files) {
+        expect(listed.get(file.path.replace(/^s3[an]:/, 's3:')), file.path).toBe(file.size);
+      }
+      const names = new Set(files.map((f) => f.path.slice(f.path.lastIndexOf('/') + 1)));
+      expect(
+        local.filter((path) => names.has(path.slice(path.lastIndexOf('/') + 1))),
+        `${key}: data files on the local disk`,
+      ).toEqual([]);
+    } else {
+      const onDisk = new Set(local);
+      for (const file of files) {
+        expect(file.path, key).toMatch(/^file:/);
+        expect(onDisk.has(localPath(file.path)), file.path).toBe(true);
+      }
+    }
+  }
+}
+
+/**
+ * On S3, the store's keys reached the services and their Spark jobs through the environment
+ * only: they are in no task event (Kafka), BullMQ job, service log line, nor any file of the
+ * dispatcher's state directory (run specs, Spark logs, the launch record).
+ */
+async function expectKeysNowhere(): Promise<void> {
+  if (lake.s3 === undefined) return;
+  const secrets = [lake.s3.keys.AWS_ACCESS_KEY_ID, lake.s3.keys.AWS_SECRET_ACCESS_KEY];
+  const leaks = (where: string, text: string) =>
+    secrets.filter((secret) => text.includes(secret)).map(() => where);
+  const found = [...leaks('task events', JSON.stringify(log.events))];
+  for (const [name, service] of running) {
+    found.push(...leaks(`${name} log`, JSON.stringify([service.lines, service.stderr])));
+  }
+  for (const key of await redis.keys(`${BULLMQ_PREFIX}:*`)) {
+    if ((await redis.type(key)) === 'hash') {
+      found.push(...leaks(`redis ${key}`, JSON.stringify(await redis.hgetall(key))));
+    }
+  }
+  for (const file of await filesUnder(join(stack.runDir, 'dispatcher'))) {
+    found.push(...leaks(file, await readFile(file, 'latin1')));
+  }
+  expect(found).toEqual([]);
 }
 
 const start = (service: Service): Promise<ServiceProcess> =>
@@ -267,7 +372,7 @@ async function launchOf(runId: string | undefined): Promise<Launch | undefined> 
 
 /** A table's snapshots, oldest first, from the REST catalog (no Spark session needed). */
 async function snapshotsOf(table: TableId): Promise<Snapshot[]> {
-  const loaded = await new RestCatalog({ name: catalog, uri: stack.catalogUri }).loadTable(table);
+  const loaded = await new RestCatalog({ name: catalog, uri: lake.catalogUri }).loadTable(table);
   if (loaded.status !== 'loaded') throw new Error(`${table.name} did not load: ${loaded.status}`);
   return [...loaded.table.metadata.snapshots].sort((a, b) => a.timestampMs - b.timestampMs);
 }
@@ -313,37 +418,88 @@ async function appendFiles(tables: readonly TableId[]): Promise<Record<string, s
     join(import.meta.dirname, 'append_files.py'),
     [
       '--catalog-uri',
-      stack.catalogUri,
+      lake.catalogUri,
       '--catalog-name',
       catalog,
+      ...catalogPropertyArgs(lake.properties),
       '--files',
       '4',
       ...tables.flatMap((t) => ['--table', [...t.namespace, t.name].join('.')]),
     ],
-    { python: env.python, env: { ICEPACK_SPARK_JARS: env.sparkJars }, timeoutMs: 5 * MINUTE },
+    {
+      python: env.python,
+      env: { ...lake.s3?.keys, ICEPACK_SPARK_JARS: env.sparkJars },
+      timeoutMs: 5 * MINUTE,
+    },
   );
   const last = output.trim().split('\n').at(-1) ?? '{}';
   return JSON.parse(last) as Record<string, string>;
 }
 
+/**
+ * The live data files of a table's current snapshot, read from its manifests through the
+ * table's own file IO (on S3: S3FileIO with this process's keys given as properties).
+ */
+async function liveDataFiles(
+  table: TableId,
+): Promise<{ path: string; size: number; snapshotId: string }[]> {
+  const client = new RestCatalog({
+    name: catalog,
+    uri: lake.catalogUri,
+    properties: lake.s3 === undefined ? {} : ownReadProperties(lake.s3),
+  });
+  const loaded = await client.loadTable(table);
+  if (loaded.status !== 'loaded') throw new Error(`${table.name} did not load: ${loaded.status}`);
+  const snapshot = currentSnapshot(loaded.table.metadata);
+  if (snapshot === null) return [];
+  const cache = new ManifestCache();
+  const files = [];
+  for (const manifest of await readSnapshotManifests(loaded.table.io, snapshot, cache)) {
+    if (manifest.content !== ManifestContent.data) continue;
+    for (const entry of await readManifestEntries(loaded.table.io, manifest, cache)) {
+      if (isLive(entry) && entry.content === FileContent.data) {
+        files.push({
+          path: entry.filePath,
+          size: entry.fileSizeInBytes,
+          snapshotId: entry.snapshotId,
+        });
+      }
+    }
+  }
+  return files;
+}
+
+/** Every regular file under `dir`, recursively (none when it does not exist). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
 beforeAll(async () => {
   stack = await PrivateStack.start();
+  if (STORAGE === 's3') {
+    const s3 = await stack.startS3();
+    lake = { catalogUri: s3.catalogUri, properties: s3.properties, s3 };
+  } else {
+    lake = { catalogUri: stack.catalogUri, properties: {} };
+  }
   otlp = await OtlpReceiver.start();
   const ground = await generateFixtures({
-    catalogUri: stack.catalogUri,
+    catalogUri: lake.catalogUri,
     catalogName: catalog,
+    properties: lake.properties,
+    env: lake.s3?.keys,
     only: keys,
     out: join(stack.runDir, 'ground-truth.json'),
   });
   for (const key of keys) before.set(key, fixtureTruth(ground, key));
 
   // The catalog and its group come from the provisioner's bootstrap file, as in production.
-  await stack.writeBootstrap(catalog, {
-    cpu: '2',
-    memory: '4Gi',
-    slots: 1,
-    spark: SPARK,
-  });
+  await stack.writeBootstrap(
+    catalog,
+    { cpu: '2', memory: '4Gi', slots: 1, spark: SPARK },
+    { uri: lake.catalogUri, properties: lake.properties },
+  );
   // The provisioner creates the topics; the others start once they exist.
   await start('provisioner');
   log = await TaskEventLog.start(stack.kafkaBrokers);
@@ -378,7 +534,7 @@ afterAll(async () => {
   }
 }, 5 * MINUTE);
 
-describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and Spark', () => {
+describe(`Icepack end to end (tables on ${STORAGE === 's3' ? 'S3' : 'the local filesystem'}): four services, real Kafka, Redis, REST catalog and Spark`, () => {
   it(
     'compacts, sorts and expires the fixture tables without any manual call, keeping every row',
     async () => {
@@ -402,7 +558,13 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
 
       // One Spark session per table, side by side: the queue is idle, nothing else runs.
       const truths = await Promise.all(
-        keys.map((key) => tableTruth(tableOf(key), { catalogUri: stack.catalogUri })),
+        keys.map((key) =>
+          tableTruth(tableOf(key), {
+            catalogUri: lake.catalogUri,
+            properties: lake.properties,
+            env: lake.s3?.keys,
+          }),
+        ),
       );
       for (const [i, key] of keys.entries()) {
         const was = before.get(key)!;
@@ -424,6 +586,8 @@ describe('Icepack end to end: four services, real Kafka, Redis, REST catalog and
         }
         before.set(`${key}/after-maintenance`, now);
       }
+      await expectFilesWhereTheLakeIs();
+      await expectKeysNowhere();
       // What a person following `./dev up` reads: each task with what it changed.
       expect(log.lines).toContainEqual(
         expect.stringMatching(new RegExp(`^done +merge .*${heavy.name}: data files \\d+ → \\d+`)),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,77 @@ export interface PrivateS3 {
   readonly catalogUri: string;
   /** The catalog client properties that reach tables on the store (no keys: the SDK chain). */
   readonly properties: Readonly<Record<string, string>>;
+  /**
+   * The keys for everything that reads or writes the store (writers, services, their Spark
+   * jobs), as the AWS SDK's default chain reads them from the environment — as a deployment
+   * gives them; never catalog properties, task data or messages. moto accepts any key: these
+   * are random per stack, so a test can look for them where they must not be.
+   */
+  readonly keys: Readonly<{
+    AWS_ACCESS_KEY_ID: string;
+    AWS_SECRET_ACCESS_KEY: string;
+    AWS_REGION: string;
+  }>;
 }
+
+/**
+ * The catalog client properties of a test's or benchmark's own reads of the store: the keys
+ * given as properties, since its process has no AWS environment. The services and Spark get
+ * them only as environment (the SDK chain), never as properties.
+ */
+export function ownReadProperties(s3: PrivateS3): Record<string, string> {
+  return {
+    ...s3.properties,
+    's3.access-key-id': s3.keys.AWS_ACCESS_KEY_ID,
+    's3.secret-access-key': s3.keys.AWS_SECRET_ACCESS_KEY,
+  };
+}
+
+/** One object of an S3 listing. */
+export interface S3Object {
+  /** `s3://bucket/key`. */
+  readonly location: string;
+  readonly size: number;
+}
+
+/**
+ * The objects under an `s3://bucket/prefix` location, through the S3 API (ListObjectsV2,
+ * every page) of the stack's store: unsigned and path-style, which moto answers.
+ */
+export async function s3Objects(s3: PrivateS3, location: string): Promise<S3Object[]> {
+  const match = /^s3[an]?:\/\/([^/]+)\/(.*)$/.exec(location);
+  if (match === null) throw new Error(`not an s3:// location: ${location}`);
+  const [, bucket, prefix] = match as unknown as [string, string, string];
+  const objects: S3Object[] = [];
+  let token: string | undefined;
+  do {
+    const url = new URL(`${s3.endpoint}/${bucket}`);
+    url.searchParams.set('list-type', '2');
+    url.searchParams.set('prefix', prefix);
+    if (token !== undefined) url.searchParams.set('continuation-token', token);
+    const response = await fetch(url);
+    const body = await response.text();
+    if (!response.ok)
+      throw new Error(`listing ${location}: HTTP ${String(response.status)} ${body}`);
+    for (const [, contents] of body.matchAll(/<Contents>(.*?)<\/Contents>/gs)) {
+      const key = /<Key>([^<]*)<\/Key>/.exec(contents!)?.[1];
+      const size = /<Size>(\d+)<\/Size>/.exec(contents!)?.[1];
+      if (key !== undefined && size !== undefined) {
+        objects.push({ location: `s3://${bucket}/${unescapeXml(key)}`, size: Number(size) });
+      }
+    }
+    token = /<NextContinuationToken>([^<]+)</.exec(body)?.[1];
+  } while (token !== undefined);
+  return objects;
+}
+
+const unescapeXml = (text: string): string =>
+  text
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&apos;', "'")
+    .replaceAll('&amp;', '&');
 
 /**
  * Redis, Kafka and the REST catalog of this test alone, started by the same deploy/local
@@ -114,6 +185,11 @@ export class PrivateStack {
         's3.endpoint': endpoint,
         's3.path-style-access': 'true',
         'client.region': 'us-east-1',
+      },
+      keys: {
+        AWS_ACCESS_KEY_ID: `icepack-${randomBytes(6).toString('hex')}`,
+        AWS_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
+        AWS_REGION: 'us-east-1',
       },
     };
     this.#s3 = { env, s3 };
