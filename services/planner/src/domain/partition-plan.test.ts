@@ -285,6 +285,43 @@ describe('planTable with partition groups', () => {
     expect(merges(p.decisions)).toEqual([['', 'none']]);
   });
 
+  // The lake simulator's batch tables (issue 15): one small file per daily load, 26 days, so
+  // the table-wide count (26 ≥ 20) fired a merge that Iceberg's min-input-files turned into a
+  // Spark run changing nothing — a wasted task.
+  const thinDays = Array.from({ length: 26 }, (_, i) =>
+    day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
+      dataFiles: 1,
+      smallFiles: 1,
+      bytes: 5000,
+      smallFileBytes: 5000,
+    }),
+  );
+
+  it('plans no merge when the small files are spread thin over partitions, and says why', () => {
+    const p = plan(partitioned(thinDays));
+    expect(merges(p.decisions)).toEqual([['', 'none']]);
+    const merge = p.decisions.find((d) => d.type === 'merge')!;
+    expect(merge.reason).toBe(
+      "files spread thin: none of the 26 partitions with small or delete files has ≥ 5 small files, a delete file or a target file's worth of small files, so a rewrite would change nothing",
+    );
+    // A waiting merge planned before is removed, with the same reason.
+    const removed = plan(partitioned(thinDays), [{ status: 'waiting' }]);
+    expect(merges(removed.decisions)).toEqual([['', 'remove']]);
+  });
+
+  it('still merges the whole table when thin partitions are not all listed, or one holds enough', () => {
+    const unlisted = partitioned(thinDays);
+    const partial = plan({
+      ...unlisted,
+      partitionTotals: { partitions: 400, needingWork: 400, listed: 26 },
+    });
+    expect(merges(partial.decisions)).toEqual([['', 'create']]);
+    const enough = thinDays.map((p, i) =>
+      i === 0 ? { ...p, dataFiles: 3, smallFiles: 3, smallFileBytes: 600 * MiB } : p,
+    );
+    expect(merges(plan(partitioned(enough)).decisions)).toEqual([['', 'create']]);
+  });
+
   it('removes every waiting group when the table no longer needs a merge', () => {
     const healthy = { ...partitioned(days), newData: { ...partitioned(days).newData, files: 0 } };
     const waiting = { status: 'waiting' as const };

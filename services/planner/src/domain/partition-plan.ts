@@ -57,6 +57,33 @@ export function partitionNeedsWork(p: PartitionState, policy: Policy): boolean {
   return p.smallFiles >= policy.minInputFiles || p.deleteFiles >= policy.perFileDeleteThreshold;
 }
 
+/**
+ * Files spread thin: every partition with a small or delete file is listed, and none of them
+ * holds what Iceberg's rewrite needs to pick a file group there — `min-input-files` small
+ * files, a delete file at the per-file threshold, or more small-file bytes than one target
+ * file. A merge planned then runs Spark and changes nothing (a wasted task: a lake with daily
+ * batch loads, one file per day, fires the table-wide small-file count). The reason a merge is
+ * not planned, or null when a rewrite can change something or the state cannot tell (some
+ * partitions needing work are not listed; a state without small-file bytes).
+ */
+export function spreadThin(state: TableState, policy: Policy): string | null {
+  const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
+  const total = state.partitionTotals;
+  const listed = state.partitions.filter((p) => Object.keys(p.partition).length > 0);
+  if (!partitioned || total === undefined || listed.length === 0) return null;
+  if (total.listed < total.needingWork) return null;
+  const rewritable = (p: PartitionState) =>
+    partitionNeedsWork(p, policy) ||
+    p.smallFileBytes === undefined ||
+    (p.smallFiles > 1 && p.smallFileBytes > policy.targetFileSizeBytes);
+  if (listed.some(rewritable)) return null;
+  return (
+    `files spread thin: none of the ${total.needingWork} partitions with small or delete files ` +
+    `has ≥ ${policy.minInputFiles} small files, a delete file or a target file's worth of small files, ` +
+    `so a rewrite would change nothing`
+  );
+}
+
 function bigintOf(text: string | undefined): bigint {
   return text === undefined ? -1n : BigInt(text);
 }

@@ -32,6 +32,7 @@ import {
   hasRowLevelDeletes,
   partialProgressFor,
   partitionScope,
+  spreadThin,
   type PartitionGroup,
   type PartitionScope,
 } from './partition-plan.ts';
@@ -418,7 +419,11 @@ export function planTable(input: PlanInput): TablePlan {
   const sortWins = sort.some((d) => d.action === 'create' || d.action === 'update');
 
   const mergeResult = backedOff(mergeRule(state, policy, pending, now));
-  let merge = expand(decide('merge', mergeResult, input, gate('merge')), scope, input);
+  // A merge of files spread thin would change nothing: none planned, a waiting one removed.
+  const thin = spreadThin(state, policy);
+  const mergeScope: PartitionScope =
+    thin === null ? scope : { scoped: true, groups: [], leftOut: 0, reason: thin };
+  let merge = expand(decide('merge', mergeResult, input, gate('merge')), mergeScope, input);
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');
     const waiting = waitingGroups(input, 'merge');
