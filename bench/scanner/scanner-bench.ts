@@ -372,7 +372,7 @@ ${machine()}
 ${rescans.map((p, i) => `- re-scan ${i + 1}: ${cpuLine(p)}`).join('\n')}
 
 Requests and bytes per table scanned (commits: per commit, the bench's own commit included),
-counted by proxies on the way; bytes as sent (the catalog's answers gzip-compressed):
+counted by proxies on the way; bytes as sent (the catalog's answers ${process.env.ICEPACK_SCANNER_CATALOG_GZIP === 'true' ? 'gzip-compressed' : 'uncompressed, the scanner asks for identity'}):
 
 | phase | client → server | requests | by method and status | response body bytes | request body bytes | header bytes | connections opened |
 |---|---|---|---|---|---|---|---|
