@@ -2050,7 +2050,8 @@ def task_outcome(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def fit_summary(summary: dict[str, Any], limit: int) -> dict[str, Any]:
-    """The summary made to fit `limit` bytes as one line: the tasks' error messages shortened,
+    """The summary made to fit `limit` bytes as one line: the error messages (the tasks' and the
+    batch's own) shortened,
     then dropped, then the successes' figures in OUTCOME_FIGURE_STEPS order. Exit codes and
     error kinds always stay: they decide each task's fate (done, retried, failed). What still
     does not fit (some 60 failed tasks and more) is not written at all (write_termination_log):
@@ -2064,6 +2065,9 @@ def fit_summary(summary: dict[str, Any], limit: int) -> dict[str, Any]:
     fitted = json.loads(json.dumps(summary))
     outcomes = list(fitted.get("tasks", {}).values())
     errors = [outcome["error"] for outcome in outcomes if "error" in outcome]
+    # The batch's own error (its session failed) is shortened and dropped with the tasks'.
+    if isinstance(fitted.get("error"), dict):
+        errors.append(fitted["error"])
     for error in errors:
         error["message"] = str(error.get("message", ""))[:120]
     if fits(fitted):

@@ -872,6 +872,18 @@ class BatchTest(unittest.TestCase):
         small = {"batch": 1, "exitCode": 0, "tasks": {"f" * 16: {"exitCode": 0, "durationMs": 5}}}
         self.assertEqual(job.fit_summary(small, job.TERMINATION_MESSAGE_LIMIT), small)
 
+    def test_a_failed_sessions_long_error_is_shortened_so_the_tasks_are_not_reported_lost(self):
+        # The batch's own error (its session died) once stayed whole: a long Java stack trace
+        # pushed the line over the limit, it was not written, and every task was reported lost.
+        outcomes = {f"{i:016x}": {"exitCode": 6, "error": {"kind": "session", "retryable": True}} for i in range(20)}
+        error = {"kind": "session", "message": "java.lang.IllegalStateException " * 200, "retryable": True}
+        summary = {"batch": 20, "exitCode": 6, "error": error, "tasks": outcomes}
+        fitted = job.fit_summary(summary, job.TERMINATION_MESSAGE_LIMIT)
+        self.assertLessEqual(len(job.result_line(fitted).encode("utf-8")), job.TERMINATION_MESSAGE_LIMIT)
+        self.assertEqual(fitted["error"]["kind"], "session")
+        self.assertLessEqual(len(fitted["error"]["message"]), 120)
+        self.assertEqual(set(fitted["tasks"]), set(outcomes))
+
     def test_a_tasks_outcome_carries_the_figures_of_its_full_result_in_the_documented_order(self):
         # The same pair the dispatcher's job-result.test.ts reads: both runners' figures agree.
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "batch-task-outcome.json")
