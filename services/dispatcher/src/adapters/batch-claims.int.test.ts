@@ -62,4 +62,45 @@ describe('BatchClaims', () => {
     await d!.moveToDelayed(Date.now() + 60_000, 'token-1');
     expect(await queue.getJobState('d')).toBe('delayed');
   });
+
+  it('takes delayed jobs that wait only for the quota, never a retry waiting out its back-off', async () => {
+    const q = `${prefix}-q`;
+    const delayedQueue = new Queue(q, { connection: redis, prefix });
+    const key = (id: string) => `${prefix}:${q}:${id}`;
+    try {
+      await delayedQueue.add('t', { n: 'w' }, { jobId: 'w' });
+      for (const id of ['quota', 'retry', 'stale', 'started'])
+        await delayedQueue.add('t', { n: id }, { jobId: id, delay: 60_000 });
+      // Back in `delayed` because the catalog had no room, attempt 1 (the field's default).
+      await redis.hset(key('quota'), 'icepack:quota-wait', '1');
+      // A retry's back-off: no quota-wait field.
+      // Waited for quota in attempt 1, now waits out the back-off of attempt 2.
+      await redis.hset(key('stale'), 'icepack:quota-wait', '1', 'icepack:attempt', '2');
+      // Its attempt started (a run may go on): followed by its own processing.
+      await redis.hset(key('started'), 'icepack:quota-wait', '1', 'icepack:started', '1');
+      const claims = new BatchClaims(redis, prefix, q);
+
+      expect((await claims.peek(10)).map((j) => [j.id, j.started])).toEqual([
+        ['w', false],
+        ['quota', false],
+        ['started', true],
+      ]);
+      const held = await claims.claim(
+        ['w', 'quota', 'retry', 'stale', 'started'],
+        'token-q',
+        30_000,
+      );
+      expect(held).toEqual(['w', 'quota']);
+      expect(await delayedQueue.getJobState('quota')).toBe('active');
+      expect(await redis.hget(key('quota'), 'icepack:quota-wait')).toBeNull();
+      for (const id of ['retry', 'stale', 'started'])
+        expect(await delayedQueue.getJobState(id)).toBe('delayed');
+      const quota = await Job.fromId(delayedQueue, 'quota');
+      await quota!.moveToCompleted({ ok: true }, 'token-q', false);
+      expect(await delayedQueue.getJobState('quota')).toBe('completed');
+    } finally {
+      await delayedQueue.obliterate({ force: true });
+      await delayedQueue.close();
+    }
+  });
 });

@@ -18,8 +18,11 @@ export interface WaitingJob {
 
 /**
  * Up to ARGV[2] waiting jobs in the order a worker takes them: prioritized (priority, then
- * age), then the plain wait list (oldest first). Each as id, data, started ('1' | '0').
- * ARGV[1] = queue key prefix (`<prefix>:<queue>:`).
+ * age), then the plain wait list (oldest first), then delayed jobs that wait only for the
+ * catalog's quota (`icepack:quota-wait` = their current attempt; soonest due first) — those
+ * cycle through `delayed` while a run holds the quota, and without them a batch would rarely
+ * find a second task. A job delayed for a retry's back-off is not one of them. Each as id,
+ * data, started ('1' | '0'). ARGV[1] = queue key prefix (`<prefix>:<queue>:`).
  */
 const PEEK_WAITING = `
 local base = ARGV[1]
@@ -28,6 +31,14 @@ local ids = redis.call('ZRANGE', base .. 'prioritized', 0, limit - 1)
 if #ids < limit then
   local waiting = redis.call('LRANGE', base .. 'wait', -(limit - #ids), -1)
   for i = #waiting, 1, -1 do ids[#ids + 1] = waiting[i] end
+end
+if #ids < limit then
+  local delayed = redis.call('ZRANGE', base .. 'delayed', 0, 4 * limit - 1)
+  for _, id in ipairs(delayed) do
+    if #ids >= limit then break end
+    local f = redis.call('HMGET', base .. id, 'icepack:attempt', 'icepack:quota-wait')
+    if f[2] and f[2] == (f[1] or '1') then ids[#ids + 1] = id end
+  end
 end
 local out = {}
 for _, id in ipairs(ids) do
@@ -42,8 +53,8 @@ return out
 `;
 
 /**
- * Moves each job id that still waits (prioritized or wait) and has not started its current
- * attempt to the active list with a lock held by ARGV[2] for ARGV[3] ms, as BullMQ's
+ * Moves each job id that still waits (prioritized or wait, or delayed only for the quota as
+ * PEEK_WAITING tells) and has not started its current attempt to the active list with a lock held by ARGV[2] for ARGV[3] ms, as BullMQ's
  * `moveToActive` does for the job it takes (lock, `processedOn`, `ats`, an `active` event).
  * Returns the ids it moved. A job taken, updated into a started one or removed meanwhile is
  * left alone. The queue's global concurrency is not checked: the held jobs are the leader's
@@ -57,17 +68,24 @@ local claimed = {}
 for i = 5, #ARGV do
   local id = ARGV[i]
   local key = base .. id
-  local fields = redis.call('HMGET', key, 'icepack:attempt', 'icepack:started')
-  local started = fields[2] and fields[2] == (fields[1] or '1')
+  local fields = redis.call('HMGET', key, 'icepack:attempt', 'icepack:started', 'icepack:quota-wait')
+  local attempt = fields[1] or '1'
+  local started = fields[2] and fields[2] == attempt
   if not started then
+    local prev = 'waiting'
     local moved = redis.call('ZREM', base .. 'prioritized', id)
     if moved == 0 then moved = redis.call('LREM', base .. 'wait', 1, id) end
+    if moved == 0 and fields[3] and fields[3] == attempt then
+      moved = redis.call('ZREM', base .. 'delayed', id)
+      prev = 'delayed'
+    end
     if moved > 0 then
       redis.call('LPUSH', base .. 'active', id)
       redis.call('SET', key .. ':lock', ARGV[2], 'PX', ARGV[3])
       redis.call('HSET', key, 'processedOn', ARGV[4])
       redis.call('HINCRBY', key, 'ats', 1)
-      redis.call('XADD', base .. 'events', '*', 'event', 'active', 'jobId', id, 'prev', 'waiting')
+      redis.call('HDEL', key, 'icepack:quota-wait')
+      redis.call('XADD', base .. 'events', '*', 'event', 'active', 'jobId', id, 'prev', prev)
       claimed[#claimed + 1] = id
     end
   end

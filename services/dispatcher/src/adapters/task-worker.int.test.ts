@@ -541,6 +541,10 @@ describe('TaskWorker lanes (ADR 0029)', () => {
       sunk.events.some((e) => e.taskId === second.id && e.reason === LARGE_SLOTS_BUSY),
     );
     expect(statusesOf(sunk, second).every((s) => s === 'updated')).toBe(true);
+    // Marked as waiting for room only (its attempt 1), so a batch leader may take it along.
+    expect(await redis.hget(`${prefix}:${queue.name}:${second.id}`, 'icepack:quota-wait')).toBe(
+      '1',
+    );
     expect(await new RedisLargeSlots({ redis }).inUse(testBinding(catalog))).toBe(1);
 
     finish();

@@ -121,6 +121,11 @@ const Field = {
    * the batch is launched). A job processed again finds its run there, never launches alone.
    */
   batch: 'icepack:batch',
+  /**
+   * The attempt that went back to `delayed` only because the catalog had no room: a batch
+   * leader may take it (batch-claims.ts); a retry's back-off is a new attempt, never taken.
+   */
+  quotaWait: 'icepack:quota-wait',
 } as const;
 
 /** The batch a job's attempt runs in: the batch run's key and the job's own attempt. */
@@ -549,6 +554,7 @@ export class TaskWorker {
     this.#log(run).info({ reason }, 'waiting');
     await this.#release(run, progress);
     await this.#event(run.task, 'updated', { runId: run.runId, reason });
+    await this.#o.connection.hset(this.#jobKey(run.job), Field.quotaWait, String(run.attempt));
     await run.job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
     throw new DelayedError();
   }
