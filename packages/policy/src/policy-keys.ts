@@ -102,6 +102,13 @@ export const PolicyDefaults = {
    */
   minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS, orphans: 7 * DAY_MS },
   /**
+   * Unless `icepack.cleanup.min-interval` is set, a table whose snapshot retention is shorter
+   * than the hour above is cleaned up once per retention, never more often than this floor
+   * (the merge's interval): its owner asked for snapshots to go after that long, and an hourly
+   * expiry would keep up to an hour more of them (ADR 0035).
+   */
+  cleanupMinIntervalFloorMs: 5 * MINUTE_MS,
+  /**
    * Orphan files: off by default (a location other tools or catalogs write to is not Icepack's
    * to judge); younger than 3 days never touched, never younger than 1 day whatever is set;
    * quarantined for 7 days before deletion (ADR 0032).

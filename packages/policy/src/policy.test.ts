@@ -64,6 +64,31 @@ describe('resolvePolicy defaults', () => {
     ]);
   });
 
+  it.each<{ props: Record<string, string>; cleanup: number }>([
+    // Iceberg's 5-day default retention: the hourly default.
+    { props: {}, cleanup: 3_600_000 },
+    // A 10-minute retention: cleaned up every 10 minutes, so snapshots stay within ~20 minutes.
+    { props: { 'history.expire.max-snapshot-age-ms': '600000' }, cleanup: 600_000 },
+    { props: { 'icepack.history.expire.max-snapshot-age-ms': '1800000' }, cleanup: 1_800_000 },
+    // Never more often than the floor, whatever the retention.
+    { props: { 'history.expire.max-snapshot-age-ms': '0' }, cleanup: 300_000 },
+    // A set interval wins over the retention.
+    {
+      props: {
+        'history.expire.max-snapshot-age-ms': '600000',
+        'icepack.cleanup.min-interval': '2h',
+      },
+      cleanup: 7_200_000,
+    },
+  ])(
+    'the cleanup interval follows a retention shorter than an hour: $props',
+    ({ props, cleanup }) => {
+      const { policy, problems } = resolvePolicy(props);
+      expect(problems).toEqual([]);
+      expect(policy.minIntervalMs.cleanup).toBe(cleanup);
+    },
+  );
+
   it.each([
     { value: undefined, gcEnabled: true },
     { value: 'true', gcEnabled: true },

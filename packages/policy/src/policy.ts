@@ -161,6 +161,18 @@ function describe(value: unknown): string {
 }
 
 /**
+ * The cleanup interval when none is set: the default hour, or the table's snapshot retention
+ * when that is shorter (at least `cleanupMinIntervalFloorMs`), so snapshots stay within about
+ * twice the retention an owner set (ADR 0035).
+ */
+export function defaultCleanupIntervalMs(maxSnapshotAgeMs: number): number {
+  return Math.min(
+    PolicyDefaults.minIntervalMs.cleanup,
+    Math.max(PolicyDefaults.cleanupMinIntervalFloorMs, maxSnapshotAgeMs),
+  );
+}
+
+/**
  * Resolves built-in defaults ← catalog settings ← namespace settings ← table properties. A
  * bad value is reported as a problem and the value below it (or the default) is used. The
  * one resolution of the scanner (what it measures with), the planner and the dispatcher.
@@ -296,6 +308,12 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
     hilbertColumns = [];
   }
 
+  const maxSnapshotAgeMs = pick(
+    PolicyDefaults.maxSnapshotAgeMs,
+    withIceberg(PolicyKeys.maxSnapshotAgeMs, IcebergKeys.maxSnapshotAgeMs),
+    nonNegative,
+  );
+
   const consolePaused = layers.consolePaused === true;
   const enabled = !consolePaused && catalogEnabled && namespaceEnabled && tableEnabled;
   const policy: Policy = {
@@ -338,11 +356,7 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
       icepack(PolicyKeys.snapshotThreshold),
       nonNegative,
     ),
-    maxSnapshotAgeMs: pick(
-      PolicyDefaults.maxSnapshotAgeMs,
-      withIceberg(PolicyKeys.maxSnapshotAgeMs, IcebergKeys.maxSnapshotAgeMs),
-      nonNegative,
-    ),
+    maxSnapshotAgeMs,
     minSnapshotsToKeep: pick(
       PolicyDefaults.minSnapshotsToKeep,
       withIceberg(PolicyKeys.minSnapshotsToKeep, IcebergKeys.minSnapshotsToKeep),
@@ -367,7 +381,7 @@ export function resolvePolicy(tableProperties: Props, layers: PolicyLayers = {})
     ),
     minIntervalMs: {
       cleanup: pick(
-        PolicyDefaults.minIntervalMs.cleanup,
+        defaultCleanupIntervalMs(maxSnapshotAgeMs),
         icepack(PolicyKeys.cleanupMinInterval),
         parseDuration,
       ),
