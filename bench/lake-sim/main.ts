@@ -1,11 +1,12 @@
 // The lake simulator: ./dev bench lake-sim --minutes 30 --policy icepack|cron|none [--seed N]
 // (several policies: --policy none,cron,icepack). Writes bench/results/lake-sim-<date>[-<policy>].md
-// and .html, and the raw figures as JSON under $ICEPACK_RUN/lake-sim/. See docs/lake-sim.md.
-// `./dev bench lake-sim report [--out DIR] RAW.json…` rebuilds the reports from raw figures.
+// and .html, and the raw figures as gzipped JSON under <out>/raw/ (committed with the reports).
+// `./dev bench lake-sim report [--out DIR] RAW.json[.gz]…` rebuilds the reports from raw
+// figures — also of policies run on different days (same seed and options). See docs/lake-sim.md.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { infraEnv } from '@icepack/test';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { runLakeSim } from './lake-sim.ts';
 import { OptionError, parseOptions } from './domain/options.ts';
 import { htmlReport, markdownReport } from './domain/report.ts';
@@ -41,13 +42,18 @@ async function writeReports(results: RunResult[], outDir: string, command: strin
 async function simulate(argv: string[]): Promise<RunResult[]> {
   const options = parseOptions(argv, defaultOut);
   const results: RunResult[] = [];
-  const rawDir = join(infraEnv().runDir, 'lake-sim');
+  // Beside the reports, so they are kept with them: a policy run on another day (or machine)
+  // can be joined into one report with `report` (a 30-min run is ~0.5 MB, ~50 KB gzipped).
+  const rawDir = join(options.outDir, 'raw');
   await mkdir(rawDir, { recursive: true });
   for (const policy of options.policies) {
     const result = await runLakeSim(options, policy, log);
     results.push(result);
-    const raw = join(rawDir, `lake-sim-${result.startedAt.replace(/[:.]/g, '-')}-${policy}.json`);
-    await writeFile(raw, JSON.stringify(result, null, 1));
+    const raw = join(
+      rawDir,
+      `lake-sim-${result.startedAt.replace(/[:.]/g, '-')}-${policy}.json.gz`,
+    );
+    await writeFile(raw, gzipSync(JSON.stringify(result)));
     log(`${policy}: raw figures in ${raw}`);
   }
   await writeReports(results, options.outDir, `./dev bench lake-sim ${argv.join(' ')}`);
@@ -63,7 +69,12 @@ async function report(argv: string[]): Promise<RunResult[]> {
   }
   if (files.length === 0) throw new OptionError('report: name at least one raw JSON file');
   const results = await Promise.all(
-    files.map(async (f) => JSON.parse(await readFile(f, 'utf8')) as RunResult),
+    files.map(async (f) => {
+      const bytes = await readFile(f);
+      return JSON.parse(
+        (f.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'),
+      ) as RunResult;
+    }),
   );
   const options = results[0]!.options;
   const command = `./dev bench lake-sim --minutes ${String(options.minutes)} --policy ${results.map((r) => r.policy).join(',')} --seed ${String(options.seed)}${options.storage === 's3' ? ' --storage s3' : ''}`;
