@@ -139,5 +139,6 @@ export { createRedisConnection, RedisRole } from './redis/create-redis-connectio
 export type { RedisConnection, RedisConnectionOptions } from './redis/create-redis-connection.ts';
 export { evictionPolicyWarning } from './redis/eviction-policy.ts';
 export { redisTransport } from './redis/redis-transport.ts';
+export { RedisScript } from './redis/redis-script.ts';
 export { retryUntil, ShutdownInProgressError } from './retry/retry-until.ts';
 export type { RetryUntilOptions } from './retry/retry-until.ts';

@@ -1,5 +1,6 @@
 import { tableKey, tableStateSchema, type PartitionState, type TableState } from '@icepack/types';
 import type { Redis } from 'ioredis';
+import { RedisScript } from '@icepack/runtime';
 
 export interface TableStateStoreOptions {
   /** Shared ioredis connection. Required. */
@@ -18,14 +19,16 @@ export interface TableStateStoreOptions {
  */
 export type TableStateHead = Omit<TableState, 'partitions'>;
 
-// KEYS[1] states, KEYS[2] heads, KEYS[3] catalogs; ARGV[1] table key, ARGV[2] state JSON,
-// ARGV[3] head JSON, ARGV[4] catalog.
-const PUT_STATE = `
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+// KEYS[1] states, KEYS[2] heads, KEYS[3] catalogs; ARGV[1] table key, ARGV[2] head JSON,
+// ARGV[3] the whole state's JSON after the head's members (`,"packedPartitions":…}`),
+// ARGV[4] catalog. The whole state is the head without its closing brace, then ARGV[3]: the
+// head crosses the wire once, not twice (~1.9 KB of the ~15 KB a put sent, issue 17).
+const PUT_STATE = new RedisScript(`
+redis.call('HSET', KEYS[1], ARGV[1], string.sub(ARGV[2], 1, -2) .. ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[4])
 return 1
-`;
+`);
 
 /**
  * A state's partition list as stored: the keys once, a row of values per partition (a key a
@@ -144,23 +147,17 @@ export class TableStateStore {
    */
   async put(state: TableState): Promise<void> {
     // The head (JSON leaves out a key whose value is undefined), and the whole state as the
-    // head plus the partitions: the head is serialised once.
+    // head plus the partitions: the head is serialised and sent once.
     const head = JSON.stringify({ ...state, partitions: undefined });
     const packed = packPartitions(state.partitions);
-    const whole =
+    const rest =
       packed === undefined
-        ? `${head.slice(0, -1)},"partitions":${JSON.stringify(state.partitions)}}`
-        : `${head.slice(0, -1)},"packedPartitions":${JSON.stringify(packed)}}`;
-    await this.#redis.eval(
-      PUT_STATE,
-      3,
-      this.#statesKey,
-      this.#headsKey,
-      this.#catalogsKey,
-      tableKey(state.table),
-      whole,
-      head,
-      state.table.catalog,
+        ? `,"partitions":${JSON.stringify(state.partitions)}}`
+        : `,"packedPartitions":${JSON.stringify(packed)}}`;
+    await PUT_STATE.run(
+      this.#redis,
+      [this.#statesKey, this.#headsKey, this.#catalogsKey],
+      [tableKey(state.table), head, rest, state.table.catalog],
     );
   }
 

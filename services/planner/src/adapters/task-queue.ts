@@ -175,11 +175,10 @@ export class TaskQueue {
     const ids = types.flatMap((type) =>
       Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobId(table, type, g + 1)),
     );
-    const reply = (await this.#redis.eval(
-      INSPECT_JOBS,
-      0,
-      this.#base(table.catalog),
-      ...ids,
+    const reply = (await INSPECT_JOBS.run(
+      this.#redis,
+      [],
+      [this.#base(table.catalog), ...ids],
     )) as string[];
     const snapshotAt = (i: number): JobSnapshot => {
       const state = reply[2 * i] as JobState;
@@ -240,16 +239,10 @@ export class TaskQueue {
    */
   async update(task: Task, expectedRaw = ''): Promise<UpdateResult> {
     const base = this.#base(task.table.catalog);
-    const code = (await this.#redis.eval(
-      UPDATE_WAITING_JOB,
-      3,
-      `${base}prioritized`,
-      `${base}delayed`,
-      `${base}${task.id}`,
-      task.id,
-      String(task.score.priority),
-      JSON.stringify(task),
-      expectedRaw,
+    const code = (await UPDATE_WAITING_JOB.run(
+      this.#redis,
+      [`${base}prioritized`, `${base}delayed`, `${base}${task.id}`],
+      [task.id, String(task.score.priority), JSON.stringify(task), expectedRaw],
     )) as number;
     return code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed';
   }
@@ -347,18 +340,16 @@ export class TaskQueue {
    */
   async oldestWaiting(catalog: string, now: Date): Promise<number | null | undefined> {
     const base = this.#base(catalog);
-    const reply = (await this.#redis.eval(
-      OLDEST_WAITING,
-      5,
-      this.#createdIndex(catalog),
-      `${base}prioritized`,
-      `${base}delayed`,
-      `${base}wait`,
-      `${base}paused`,
-      base,
-      String(now.getTime()),
-      String(INDEX_GRACE_MS),
-      String(INDEX_BUDGET),
+    const reply = (await OLDEST_WAITING.run(
+      this.#redis,
+      [
+        this.#createdIndex(catalog),
+        `${base}prioritized`,
+        `${base}delayed`,
+        `${base}wait`,
+        `${base}paused`,
+      ],
+      [base, String(now.getTime()), String(INDEX_GRACE_MS), String(INDEX_BUDGET)],
     )) as string | number;
     if (reply === -1) return null;
     if (reply === -2) return undefined;

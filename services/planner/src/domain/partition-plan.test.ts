@@ -63,6 +63,32 @@ describe('partitionScope: which partitions, newest first', () => {
     ]);
   });
 
+  it('orders times by instant whatever their form, and sequence numbers past 15 digits exactly', () => {
+    // Times as the scanner writes them compare as text; an offset or another precision is the
+    // same instant rewritten. Sequence numbers compare as numbers, bigints past 15 digits.
+    const at = '2026-01-09T00:00:00.000Z';
+    const mixed = [
+      day('2026-01-02', 0, { lastChangedAt: '2026-01-09T01:30:00+02:00' }), // 2026-01-08T23:30Z
+      day('2026-01-03', 0, { lastChangedAt: '2026-01-08T23:45:00Z' }),
+      day('2026-01-04', 0, { lastChangedAt: '2026-01-09T00:00:00.5Z' }),
+      day('2026-01-05', 0, { lastChangedAt: at, lastSequenceNumber: '9007199254740993' }),
+      day('2026-01-06', 0, { lastChangedAt: at, lastSequenceNumber: '9007199254740992' }),
+      day('2026-01-07', 0, { lastChangedAt: at, lastSequenceNumber: '999999999999999' }),
+      day('2026-01-08', 0, { lastChangedAt: at, lastSequenceNumber: '9223372036854775807' }),
+    ];
+    expect(texts(partitionScope(partitioned(mixed), policyOf(), now))).toEqual([
+      [
+        '2026-01-04',
+        '2026-01-08',
+        '2026-01-05',
+        '2026-01-06',
+        '2026-01-07',
+        '2026-01-03',
+        '2026-01-02',
+      ],
+    ]);
+  });
+
   it('recent:N takes the N most recently changed partitions, then those over thresholds', () => {
     const scope = partitionScope(
       partitioned(days),

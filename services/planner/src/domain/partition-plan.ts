@@ -84,29 +84,52 @@ export function spreadThin(state: TableState, policy: Policy): string | null {
   );
 }
 
-function bigintOf(text: string | undefined): bigint {
-  return text === undefined ? -1n : BigInt(text);
+/**
+ * A change time as text that sorts in time order: `toISOString`'s form (what the scanner
+ * writes) as it is — for those, comparing texts is comparing times, with no parse — and any
+ * other form the schema allows (an offset, another precision) rewritten to it. Absent or
+ * unparseable: '' (the oldest). Date.parse was ~40 % of ordering a state's partitions
+ * (217 ns a partition, the text check ~2 ns; issue 17 point 6). A 24-character ISO time that
+ * ends in `Z` can only be `YYYY-MM-DDTHH:MM:SS.sssZ`; years past 9999 are not expected.
+ */
+function sortableTime(text: string | undefined): string {
+  if (text === undefined) return '';
+  if (
+    text.length === 24 &&
+    text.charCodeAt(23) === 90 /* Z */ &&
+    text.charCodeAt(10) === 84 /* T */
+  )
+    return text;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? '' : new Date(ms).toISOString();
+}
+
+/**
+ * A sequence number for comparing: a number while exact (up to 15 digits; `Number` is ~5× as
+ * fast as `BigInt`), a bigint beyond. Relational comparison of the two is exact; equality
+ * (`===`) is not, so {@link newerKey} uses only `<` and `>`. Absent: -1.
+ */
+function sequenceOf(text: string | undefined): number | bigint {
+  if (text === undefined) return -1;
+  return text.length <= 15 ? Number(text) : BigInt(text);
 }
 
 /** What {@link sortedNewestFirst} orders by; the text only when time and sequence tie. */
 interface RecencyKey {
   readonly p: PartitionState;
-  readonly at: number;
-  readonly seq: bigint;
+  readonly at: string;
+  readonly seq: number | bigint;
   text?: string;
 }
 
 function recencyKey(p: PartitionState): RecencyKey {
-  return {
-    p,
-    at: p.lastChangedAt === undefined ? -Infinity : Date.parse(p.lastChangedAt),
-    seq: bigintOf(p.lastSequenceNumber),
-  };
+  return { p, at: sortableTime(p.lastChangedAt), seq: sequenceOf(p.lastSequenceNumber) };
 }
 
 function newerKey(a: RecencyKey, b: RecencyKey): number {
   if (a.at !== b.at) return b.at > a.at ? 1 : -1;
-  if (a.seq !== b.seq) return b.seq > a.seq ? 1 : -1;
+  if (a.seq < b.seq) return 1;
+  if (a.seq > b.seq) return -1;
   const at = (a.text ??= partitionText(a.p));
   const bt = (b.text ??= partitionText(b.p));
   return at === bt ? 0 : at < bt ? 1 : -1;
