@@ -24,6 +24,18 @@ describe('dispatcher config', () => {
     );
   });
 
+  it('launches at most 8 tasks at once per process unless told otherwise; refuses 0 by name', () => {
+    expect(loadConfig(configSchema, required).ICEPACK_DISPATCHER_MAX_LAUNCHES).toBe(8);
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_MAX_LAUNCHES: '20' })
+        .ICEPACK_DISPATCHER_MAX_LAUNCHES,
+    ).toBe(20);
+    for (const bad of ['0', '2.5', 'many'])
+      expect(() =>
+        loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_MAX_LAUNCHES: bad }),
+      ).toThrow(/ICEPACK_DISPATCHER_MAX_LAUNCHES: /);
+  });
+
   it('batches up to 20 tasks unless told otherwise; refuses a bound outside 2–100 by name', () => {
     const config = loadConfig(configSchema, required);
     expect(config.ICEPACK_DISPATCHER_BATCH).toBe(true);

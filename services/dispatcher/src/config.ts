@@ -10,6 +10,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { extraJobEnvNames } from './domain/job-environment.ts';
+import { DEFAULT_MAX_LAUNCHES } from './domain/launch-gate.ts';
 
 const csv = z.string().transform((text) =>
   text
@@ -51,6 +52,12 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
    * runners. Off: every task runs alone.
    */
   ICEPACK_DISPATCHER_BATCH: flag().default(true),
+  /**
+   * Launches in flight at most in this process, across its catalogs (ADR 0040): a task is
+   * taken off its queue only when one of these is free, and holds it until its run is
+   * submitted. The others wait in their queues, where priority still applies.
+   */
+  ICEPACK_DISPATCHER_MAX_LAUNCHES: z.coerce.number().int().min(1).default(DEFAULT_MAX_LAUNCHES),
   /** Tasks in one batch at most (the leader included); 100 is the job's bound. */
   ICEPACK_DISPATCHER_BATCH_MAX_TASKS: z.coerce.number().int().min(2).max(100).default(20),
   /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */

@@ -13,6 +13,7 @@ import { createCatalogWorker } from './adapters/create-catalog-worker.ts';
 import { DispatchMetrics } from './adapters/dispatch-metrics.ts';
 import { KafkaDispatchSink } from './adapters/task-events.ts';
 import { configSchema } from './config.ts';
+import { LaunchGate } from './domain/launch-gate.ts';
 
 runService(
   async (lifecycle) => {
@@ -25,7 +26,9 @@ runService(
     await retryUntil(() => producer.connect(), { ...retry, what: 'connect the Kafka producer' });
 
     // One worker per bound catalog, from the compacted catalogs and bindings topics.
-    const metrics = new DispatchMetrics(telemetry.meter);
+    // One gate for the process: its catalogs take turns at the API server (ADR 0040).
+    const launchGate = new LaunchGate(config.ICEPACK_DISPATCHER_MAX_LAUNCHES);
+    const metrics = new DispatchMetrics(telemetry.meter, launchGate);
     const registry = new BindingRegistry({
       logger,
       sparkPolicy: sparkSettingsPolicy(config),
@@ -35,6 +38,7 @@ runService(
       create: (binding, catalog) =>
         createCatalogWorker(binding, catalog, {
           metrics,
+          launchGate,
           redis: redis.redis,
           sink: new KafkaDispatchSink(producer),
           logger,

@@ -10,6 +10,7 @@ import type { CatalogAccessPolicy, Logger, SecretResolver } from '@icepack/runti
 import { parseSparkMemoryBytes, type Binding, type Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
 import type { BatchLimits } from '../domain/batch.ts';
+import type { LaunchGate } from '../domain/launch-gate.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../runners/spark-runner.ts';
@@ -45,6 +46,8 @@ export interface CatalogWorkerDeps {
   readonly sizing?: { readonly learned: boolean; readonly refreshMs: number };
   /** How the figures read reaches the catalog: local catalogs, secret sources. */
   readonly figures: FiguresAccess;
+  /** The process's launch gate, shared by its catalog workers (ADR 0040). Default none. */
+  readonly launchGate?: LaunchGate;
   /** Records the worker's runs and task events. Default none. */
   readonly metrics?: DispatchMetrics;
 }
@@ -158,6 +161,7 @@ export function createCatalogWorker(
     timeoutMs: deps.timeoutMs,
     quotaWaitMs: deps.quotaWaitMs,
     ...(deps.batch === undefined ? {} : { batch: deps.batch }),
+    ...(deps.launchGate === undefined ? {} : { launchGate: deps.launchGate }),
     ...(metrics === undefined
       ? {}
       : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import { LaunchGate } from '../domain/launch-gate.ts';
 import { DispatchMetrics } from './dispatch-metrics.ts';
 import { InMemoryDispatchSink } from './task-events.ts';
 
@@ -172,5 +173,18 @@ describe('dispatcher metrics from runs', () => {
     expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(3);
     await worker.close();
     expect(await metrics.value('icepack.dispatcher.slots', { catalog: 'prod' })).toBe(0);
+  });
+
+  it('report the launch gate: launches in flight and workers waiting for a permit (ADR 0040)', async () => {
+    const gate = new LaunchGate(1);
+    new DispatchMetrics(metrics.meter, gate); // its gauges read the gate
+    const held = gate.tryAcquire();
+    const waiting = gate.acquire();
+    expect(await metrics.value('icepack.dispatcher.launches.in_flight')).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.launches.waiting')).toBe(1);
+    held?.release();
+    (await waiting)?.release();
+    expect(await metrics.value('icepack.dispatcher.launches.in_flight')).toBe(0);
+    expect(await metrics.value('icepack.dispatcher.launches.waiting')).toBe(0);
   });
 });

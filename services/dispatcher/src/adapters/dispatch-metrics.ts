@@ -9,6 +9,7 @@ import {
 import type { Meter } from '@opentelemetry/api';
 import type { Binding, HealthFigures, TableId, Task, TaskEvent } from '@icepack/types';
 import { concurrencyOf, LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
+import type { LaunchGate } from '../domain/launch-gate.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchSink } from './task-events.ts';
@@ -112,6 +113,18 @@ const INSTRUMENTS = {
     description: 'Runs this dispatcher follows now, per catalog (sum over replicas: slots in use)',
     attributes: ['catalog'],
   }),
+  launchesInFlight: gauge({
+    name: 'icepack.dispatcher.launches.in_flight',
+    description:
+      'Tasks this dispatcher took off their queues and has not yet submitted (ADR 0040: at most ICEPACK_DISPATCHER_MAX_LAUNCHES)',
+    attributes: [],
+  }),
+  launchWaiters: gauge({
+    name: 'icepack.dispatcher.launches.waiting',
+    description:
+      'Catalog workers of this dispatcher waiting for a launch permit (ADR 0040): above 0 for long, the gate is the bottleneck',
+    attributes: [],
+  }),
   slots: gauge({
     name: 'icepack.dispatcher.slots',
     description:
@@ -135,8 +148,12 @@ export class DispatchMetrics {
   readonly #i: Instruments<typeof INSTRUMENTS>;
   readonly #slots = new Map<string, number>();
 
-  constructor(meter: Meter) {
+  constructor(meter: Meter, launchGate?: LaunchGate) {
     this.#i = createInstruments(meter, INSTRUMENTS);
+    if (launchGate !== undefined) {
+      this.#i.launchesInFlight.addCallback((result) => result.observe(launchGate.held, {}));
+      this.#i.launchWaiters.addCallback((result) => result.observe(launchGate.waiting, {}));
+    }
     this.#i.slots.addCallback((result) => {
       for (const [catalog, slots] of this.#slots) result.observe(slots, { catalog });
     });

@@ -16,6 +16,7 @@ import {
 } from '@icepack/types';
 import { batchable, DEFAULT_BATCH_LIMITS, selectBatch, type BatchLimits } from '../domain/batch.ts';
 import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.ts';
+import type { LaunchGate, LaunchPermit } from '../domain/launch-gate.ts';
 import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
@@ -38,6 +39,7 @@ import {
   type SparkRunner,
 } from '../runners/spark-runner.ts';
 import { BatchClaims } from './batch-claims.ts';
+import { GatedWorker } from './gated-worker.ts';
 import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import { RENEW_CLAIM_MS, type QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
@@ -98,6 +100,12 @@ export interface TaskWorkerOptions {
    * runs alone. Needs a runner with `runBatch`; without one every task runs alone.
    */
   readonly batch?: BatchLimits;
+  /**
+   * The process's launch gate (ADR 0040), shared by all its catalog workers: a task is taken
+   * off the queue only with a permit, held until its run is submitted or its processing
+   * ends. Default none: the worker takes tasks up to its slots.
+   */
+  readonly launchGate?: LaunchGate;
 }
 
 /** Fields the dispatcher keeps in the BullMQ job hash (deleted with the job). */
@@ -179,6 +187,8 @@ interface Run {
   runId: string;
   /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
   readonly grow: Growth;
+  /** The launch gate's permit this processing holds (ADR 0040); given back at submission. */
+  readonly permit?: LaunchPermit | undefined;
 }
 
 /** What is known of the attempt's run while it is being dispatched. */
@@ -240,12 +250,14 @@ function jobFigures(end: RunEnd): JobLedgerFigures | undefined {
 export class TaskWorker {
   readonly queueName: string;
   readonly #o: Required<
-    Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel' | 'batch'>
+    Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel' | 'batch' | 'launchGate'>
   > &
-    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel' | 'batch'> & { sizing: SizingOptions };
+    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel' | 'batch' | 'launchGate'> & {
+      sizing: SizingOptions;
+    };
   readonly #queue: Queue;
   readonly #claims: BatchClaims;
-  #worker: Worker | undefined;
+  #worker: Worker | GatedWorker | undefined;
 
   constructor(options: TaskWorkerOptions) {
     this.#o = {
@@ -275,14 +287,20 @@ export class TaskWorker {
     // further `smallSlots` take the small tasks behind it.
     const concurrency = concurrencyOf(this.#o.binding);
     await this.#queue.setGlobalConcurrency(concurrency);
-    this.#worker = new Worker(this.queueName, (job, token) => this.#traced(job, token), {
+    const options = {
       connection: this.#o.connection,
       prefix: this.#o.prefix,
       concurrency,
       lockDuration: this.#o.lockDurationMs,
       stalledInterval: this.#o.lockDurationMs,
       maxStalledCount: this.#o.maxStalledCount,
-    });
+    };
+    const gate = this.#o.launchGate;
+    const processor = (job: Job, token?: string): Promise<unknown> => this.#traced(job, token);
+    this.#worker =
+      gate === undefined
+        ? new Worker(this.queueName, processor, options)
+        : new GatedWorker(this.queueName, processor, options, gate);
     this.#worker.on('error', (error) =>
       this.#o.logger.warn({ err: error, queue: this.queueName }, 'worker error'),
     );
@@ -351,6 +369,18 @@ export class TaskWorker {
     );
   }
 
+  /**
+   * Told that the run's application is submitted (or found submitted): the launch gate's
+   * permit goes back (ADR 0040), the dispatch latency is recorded.
+   */
+  #submitted(run: Run): () => void {
+    return () => {
+      run.permit?.release();
+      const { job, task } = run;
+      this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task);
+    };
+  }
+
   async #process(job: Job, token: string | undefined): Promise<unknown> {
     let task: Task;
     try {
@@ -391,7 +421,9 @@ export class TaskWorker {
         ? this.#o.runner.runName({ taskRun, attempt, task })
         : this.#batchName(batch);
     const grow = typeof growText === 'string' ? (JSON.parse(growText) as Growth) : NO_GROWTH;
-    const run: Run = { job, token, task, taskRun, attempt, runId, grow };
+    const permit =
+      this.#worker instanceof GatedWorker ? this.#worker.launchPermit(token) : undefined;
+    const run: Run = { job, token, task, taskRun, attempt, runId, grow, permit };
     const saved =
       started && typeof savedBefore === 'string'
         ? (JSON.parse(savedBefore) as HealthFigures)
@@ -636,7 +668,7 @@ export class TaskWorker {
       size: decision.size,
       catalog: this.#o.catalog,
       timeoutMs: this.#o.timeoutMs,
-      onSubmitted: () => this.#o.onDispatched?.(Date.now() - (job.processedOn ?? Date.now()), task),
+      onSubmitted: this.#submitted(run),
       // The dispatch span's context (the task's own when nothing is exported): the job's
       // span is a child of this dispatch.
       ...traceparentOf(task),
@@ -734,8 +766,7 @@ export class TaskWorker {
         size,
         catalog: this.#o.catalog,
         timeoutMs: this.#o.timeoutMs,
-        onSubmitted: () =>
-          this.#o.onDispatched?.(Date.now() - (run.job.processedOn ?? Date.now()), run.task),
+        onSubmitted: this.#submitted(run),
         ...traceparentOf(run.task),
       });
       if (reattached) this.#log(run).info('followed an existing batch (no second launch)');
@@ -853,6 +884,8 @@ export class TaskWorker {
       size,
       catalog: this.#o.catalog,
       timeoutMs: this.#o.timeoutMs,
+      // Not a dispatch of its own (no latency recorded): only the gate's permit goes back.
+      onSubmitted: () => run.permit?.release(),
       ...traceparentOf(run.task),
     });
     this.#log(run).info({ reattached }, 'followed its batch for this task');
@@ -923,6 +956,9 @@ export class TaskWorker {
   async #unknownRun(run: Run, cause: Error, errors: number, progress: Progress): Promise<void> {
     const error: TaskError = { kind: 'runner', message: cause.message, retryable: true };
     this.#log(run).warn({ err: cause, errors }, 'runner error: the run state is unknown');
+    // Its back-off (and a run followed for hours) holds no launch permit (ADR 0040): a
+    // catalog whose launches fail must not close the gate on every other catalog.
+    run.permit?.release();
     const next = afterUnknownRun(error, errors, Date.now() - progress.startedAt, this.#o);
     if (next.action === 'give-up') {
       await this.#release(run, progress);

@@ -3,6 +3,7 @@
 export { KubeQuota } from '../kube-quota.ts';
 export { InMemoryDispatchSink } from '../task-events.ts';
 export { TaskWorker } from '../task-worker.ts';
+export { LaunchGate } from '../../domain/launch-gate.ts';
 export { testBinding } from './test-binding.ts';
 export { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
 export type { RunOutcome, RunRequest } from '../../runners/spark-runner.ts';
