@@ -5,6 +5,7 @@ import { RestCatalog } from '@icepack/iceberg';
 import { kubeConfigWithToken } from '@icepack/test';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
 import { Redis } from 'ioredis';
+import { LaunchGate } from '../../domain/launch-gate.ts';
 import { LocalRunner } from '../../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
 import type { SparkRunner } from '../../runners/spark-runner.ts';
@@ -83,6 +84,8 @@ const worker = new TaskWorker({
   lockDurationMs: config.lockMs,
   timeoutMs: 20 * 60_000,
   ...(config.batch === true ? { batch: {} } : {}),
+  // As main.ts builds it: crashes and restarts are tested through the gated worker (ADR 0040).
+  launchGate: new LaunchGate(8),
 });
 await worker.start();
 process.stdout.write('ready\n');
