@@ -103,7 +103,7 @@ export const PolicyDefaults = {
   minIntervalMs: { cleanup: HOUR_MS, merge: 5 * MINUTE_MS, sort: HOUR_MS, orphans: 7 * DAY_MS },
   /**
    * Unless `icepack.cleanup.min-interval` is set, a table whose snapshot retention is shorter
-   * than the hour above is cleaned up once per retention, never more often than this floor
+   * than the hour above is cleaned up at most once per retention, never more often than this floor
    * (the merge's interval): its owner asked for snapshots to go after that long, and an hourly
    * expiry would keep up to an hour more of them (ADR 0035).
    */

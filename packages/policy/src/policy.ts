@@ -162,8 +162,8 @@ function describe(value: unknown): string {
 
 /**
  * The cleanup interval when none is set: the default hour, or the table's snapshot retention
- * when that is shorter (at least `cleanupMinIntervalFloorMs`), so snapshots stay within about
- * twice the retention an owner set (ADR 0035).
+ * when that is shorter (at least `cleanupMinIntervalFloorMs`), so a table over the snapshot
+ * threshold keeps its snapshots for about twice the retention an owner set at most (ADR 0035).
  */
 export function defaultCleanupIntervalMs(maxSnapshotAgeMs: number): number {
   return Math.min(
