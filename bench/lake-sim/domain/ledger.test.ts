@@ -1,6 +1,13 @@
 import type { HealthFigures, TaskEvent } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { duplicateRuns, falseLosses, summarizeTasks, taskRows } from './ledger.ts';
+import {
+  applicationCosts,
+  duplicateRuns,
+  falseLosses,
+  summarizeTasks,
+  taskRows,
+} from './ledger.ts';
+import type { TaskRow } from './ledger.ts';
 import type { Launch } from './ledger.ts';
 
 const table = { catalog: 'sim1', namespace: ['lake'], name: 'stream_00' };
@@ -214,5 +221,38 @@ describe('falseLosses', () => {
     });
     expect(falseLosses([lost], [launch({ ok: true, endedAt: 50_000 })])).toHaveLength(1);
     expect(falseLosses([lost], [launch({})])).toEqual([]);
+  });
+});
+
+describe('applicationCosts', () => {
+  const row = (runId: string, taskId: string, coreSecondsRequested?: number): TaskRow => ({
+    taskId,
+    table: taskId,
+    type: 'merge',
+    runId,
+    attempt: 1,
+    startedAt: 0,
+    outcome: 'succeeded',
+    wasted: false,
+    ...(coreSecondsRequested === undefined ? {} : { coreSecondsRequested }),
+  });
+
+  it('charges each application its costliest task as the start and counts the rest apart', () => {
+    const rows = [
+      // A batch of three: its `started` events came in list order, the session start was paid
+      // by the task that ran first (the costliest), not the first started.
+      row('batch-1-a1', 'a', 4),
+      row('batch-1-a1', 'b', 70),
+      row('batch-1-a1', 'c', 6),
+      row('merge-2-a1', 'd', 60),
+      row('merge-3-a1', 'e'),
+    ];
+    expect(applicationCosts(rows)).toEqual({
+      applications: 3,
+      batches: 1,
+      startersRequested: 130,
+      othersRequested: 10,
+      others: 2,
+    });
   });
 });

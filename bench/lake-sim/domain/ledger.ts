@@ -189,6 +189,43 @@ export interface TaskSummary {
   readonly runP50Ms?: number;
 }
 
+/**
+ * Where Icepack's requested core-seconds went, by Spark application: a run id is one
+ * application (the tasks of a batch share it, ADR 0027). The job charges the session start to
+ * the application's first task, so each application's costliest task stands for "start plus
+ * one task's work", the others for the work of a warm session alone. The costliest, not the
+ * first started: a batch's `started` events are all published before its launch.
+ */
+export interface ApplicationCosts {
+  readonly applications: number;
+  /** Applications that ran more than one task. */
+  readonly batches: number;
+  /** Requested core-seconds of each application's costliest task, summed. */
+  readonly startersRequested: number;
+  /** Requested core-seconds of every other task, and how many they are. */
+  readonly othersRequested: number;
+  readonly others: number;
+}
+
+export function applicationCosts(rows: readonly TaskRow[]): ApplicationCosts {
+  const byRun = Map.groupBy(rows, (r) => r.runId);
+  let startersRequested = 0;
+  let othersRequested = 0;
+  for (const tasks of byRun.values()) {
+    const costs = tasks.map((t) => t.coreSecondsRequested ?? 0);
+    const top = Math.max(...costs);
+    startersRequested += top;
+    othersRequested += costs.reduce((a, b) => a + b, 0) - top;
+  }
+  return {
+    applications: byRun.size,
+    batches: [...byRun.values()].filter((t) => t.length > 1).length,
+    startersRequested,
+    othersRequested,
+    others: rows.length - byRun.size,
+  };
+}
+
 function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
   const sorted = values.toSorted((a, b) => a - b);

@@ -1,5 +1,5 @@
 /** The simulator's reports: markdown summary and an HTML page with charts. Pure: no I/O. */
-import { summarizeTasks } from './ledger.ts';
+import { applicationCosts, summarizeTasks } from './ledger.ts';
 import type { DeleteRow, RunResult } from './result.ts';
 import { finalSamples, invariants, totalsOverTime } from './result.ts';
 
@@ -77,6 +77,14 @@ export function outcomeRows(results: readonly RunResult[]): [string, ...string[]
         if (r.policy !== 'icepack') return 'n/a';
         const t = summarizeTasks(r.tasks);
         return `${fmt(t.coreSecondsUsed)} / ${mib(t.bytesRead)} / ${mib(t.bytesWritten)}`;
+      }),
+    ],
+    [
+      "Icepack compute by Spark application: applications (batches) / core-s requested of each one's costliest task (the session start is in it) / of the other tasks (per task)",
+      ...col((r) => {
+        if (r.policy !== 'icepack') return 'n/a';
+        const a = applicationCosts(r.tasks);
+        return `${fmt(a.applications)} (${fmt(a.batches)}) / ${fmt(a.startersRequested)} / ${fmt(a.othersRequested)} (${fmt(a.othersRequested / Math.max(1, a.others), 1)})`;
       }),
     ],
     [
