@@ -7,7 +7,7 @@
 #      schemas of the oldest (1.27) and newest (1.37) API versions the chart is checked for
 #   4. docker compose config on docker-compose.yml (and that it refuses to run without a token)
 # The rendered manifests land in $ICEPACK_RUN/deploy-checks/. The RBAC allow-list test
-# (test/src/deploy/rbac.test.ts) renders the chart itself with the helm installed here.
+# (test/cross-service/src/deploy/rbac.test.ts) renders the chart itself with the helm installed here.
 source "$(dirname "${BASH_SOURCE[0]}")/../local/lib.sh"
 source "$ICEPACK_ROOT/deploy/checks/tools.sh"
 

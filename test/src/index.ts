@@ -56,6 +56,8 @@ export type {
 export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
 export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';
+export { startNamespaceScopedCatalog } from './catalog/namespace-scoped-catalog.ts';
+export type { NamespaceScopedCatalog } from './catalog/namespace-scoped-catalog.ts';
 export type { CatalogProxy, Forward } from './catalog/catalog-proxy.ts';
 export type {
   OAuth2CatalogProxy,

@@ -7,6 +7,11 @@ import { KubeCluster } from '../adapters/kube-cluster.ts';
 import { KUBERNETES_STEPS } from '../domain/group-record.ts';
 
 export { chartProvisionerAccess, type ProvisionerAccess } from './real-cluster.ts';
+// The Spark-driver Role of a group, whose rules the chart's RBAC allow-list must equal.
+export { roleObject } from '../domain/kube-objects.ts';
+// The provisioner in the test's process, with the in-memory cluster of the local mode.
+export { startTestProvisioner, type ApiError } from './test-provisioner.ts';
+export { LocalCluster } from '../adapters/local-cluster.ts';
 
 /**
  * Makes `group`'s namespace and objects (quota, LimitRange, ConfigMap, accounts, RBAC) the

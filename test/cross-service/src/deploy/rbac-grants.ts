@@ -1,4 +1,4 @@
-import type { KubeObject } from './rendered-chart.ts';
+import type { KubeObject } from '@icepack/test/deploy';
 
 /** One permission: a verb on a resource of an API group, optionally limited to one object name. */
 export interface Grant {

@@ -1,4 +1,4 @@
-import { ofKind, type KubeObject } from './rendered-chart.ts';
+import { ofKind, type KubeObject } from '@icepack/test/deploy';
 
 interface EnvVar {
   readonly name: string;

@@ -1,13 +1,13 @@
-import { DEFAULT_SECRET_ENV_PREFIX, loadConfig } from '@icepack/runtime';
-import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 // The services' own configuration schemas: the chart must give each service a configuration
 // it accepts, and set no variable it does not read.
-import { configSchema as dispatcherConfig } from '../../../services/dispatcher/src/config.ts';
-import { configSchema as scannerConfig } from '../../../services/metadata-scanner/src/config.ts';
-import { configSchema as plannerConfig } from '../../../services/planner/src/config.ts';
-import { configSchema as provisionerConfig } from '../../../services/provisioner/src/config.ts';
-import { ofKind, renderChart } from './rendered-chart.ts';
+import { configSchema as dispatcherConfig } from '@icepack/dispatcher/config';
+import { configSchema as scannerConfig } from '@icepack/metadata-scanner/config';
+import { configSchema as plannerConfig } from '@icepack/planner/config';
+import { configSchema as provisionerConfig } from '@icepack/provisioner/config';
+import { DEFAULT_SECRET_ENV_PREFIX, loadConfig } from '@icepack/runtime';
+import { ofKind, renderChart } from '@icepack/test/deploy';
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { deploymentEnvironments } from './service-env.ts';
 
 const SCHEMAS: Record<string, z.ZodObject> = {

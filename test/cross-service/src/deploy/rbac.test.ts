@@ -1,9 +1,9 @@
+import { roleObject } from '@icepack/provisioner/testing';
+import { RELEASE_NAMESPACE, ofKind, renderChart, type KubeObject } from '@icepack/test/deploy';
 import { parseResourceGroup } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { roleObject } from '../../../services/provisioner/src/domain/kube-objects.ts';
 import { ALLOWED, SPARK_DRIVER_RIGHTS } from './rbac-allow-list.ts';
 import { UnknownRoleError, excessGrants, grantKey, grantsByServiceAccount } from './rbac-grants.ts';
-import { RELEASE_NAMESPACE, ofKind, renderChart, type KubeObject } from './rendered-chart.ts';
 
 const account = (service: string) => `${RELEASE_NAMESPACE}/icepack-${service}`;
 const SERVICES = ['provisioner', 'metadata-scanner', 'planner', 'dispatcher'] as const;

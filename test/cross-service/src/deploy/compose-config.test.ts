@@ -1,20 +1,13 @@
+import { configSchema as dispatcherConfig } from '@icepack/dispatcher/config';
+import { configSchema as scannerConfig } from '@icepack/metadata-scanner/config';
+import { configSchema as plannerConfig } from '@icepack/planner/config';
+import { configSchema as provisionerConfig, parseBootstrap } from '@icepack/provisioner/config';
 import { loadConfig } from '@icepack/runtime';
+import { REPO_ROOT, composeConfig } from '@icepack/test/deploy';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { configSchema as dispatcherConfig } from '../../../services/dispatcher/src/config.ts';
-import { configSchema as scannerConfig } from '../../../services/metadata-scanner/src/config.ts';
-import { configSchema as plannerConfig } from '../../../services/planner/src/config.ts';
-import { configSchema as provisionerConfig } from '../../../services/provisioner/src/config.ts';
-import { parseBootstrap } from '../../../services/provisioner/src/domain/bootstrap-file.ts';
-import { REPO_ROOT, cachedTool, runTool } from './deploy-tools.ts';
-
-interface ComposeService {
-  readonly image?: string;
-  readonly environment?: Record<string, string | null>;
-  readonly build?: { readonly target?: string; readonly args?: Record<string, string> };
-}
 
 const SCHEMAS: Record<string, z.ZodObject> = {
   provisioner: provisionerConfig,
@@ -22,20 +15,6 @@ const SCHEMAS: Record<string, z.ZodObject> = {
   planner: plannerConfig,
   dispatcher: dispatcherConfig,
 };
-
-/** `docker compose config` as JSON: the file as Compose itself resolves it (anchors, merges, variables). */
-function composeConfig(): { services: Record<string, ComposeService> } {
-  const dockerConfig = join(cachedTool('docker-config/cli-plugins/docker-compose'), '..', '..');
-  const json = runTool(
-    'docker',
-    ['compose', '-f', join(REPO_ROOT, 'docker-compose.yml'), 'config', '--format', 'json'],
-    {
-      DOCKER_CONFIG: dockerConfig,
-      ICEPACK_API_TOKEN: 'compose-check-token-0123456789',
-    },
-  );
-  return JSON.parse(json) as { services: Record<string, ComposeService> };
-}
 
 describe('docker-compose.yml', () => {
   const config = composeConfig();

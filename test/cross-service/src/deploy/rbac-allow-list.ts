@@ -1,7 +1,7 @@
 /**
  * What each Icepack service may be granted in Kubernetes (issue 9), as
  * `<apiGroup|core>/<resource>:<verb>[<resourceName>]`. Anything the chart grants beyond these
- * fails test/src/deploy/rbac.test.ts. docs/deploy.md explains every line.
+ * fails test/cross-service/src/deploy/rbac.test.ts. docs/deploy.md explains every line.
  */
 
 const keys = (apiGroup: string, resources: readonly string[], verbs: readonly string[]): string[] =>

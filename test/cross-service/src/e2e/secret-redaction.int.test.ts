@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { deleteTopics, EnvelopeProducer, KafkaClient, createLogger } from '@icepack/runtime';
 import { ServiceProcess } from '@icepack/runtime/testing';
 import { Redis } from 'ioredis';
-import { sparkSql } from '../fixtures/spark-sql.ts';
-import { startNamespaceScopedCatalog } from '../catalog/namespace-scoped-catalog.ts';
+import { sparkSql, startNamespaceScopedCatalog } from '@icepack/test';
 import {
   queueNameForCatalog,
   Topics,
@@ -17,19 +16,18 @@ import {
   TaskEventTypes,
 } from '@icepack/types';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { LocalCluster } from '../../../services/provisioner/src/adapters/local-cluster.ts';
-import { startTestProvisioner } from '../../../services/provisioner/src/testing/test-provisioner.ts';
-import type { ApiError } from '../../../services/provisioner/src/testing/test-provisioner.ts';
-import { sparkApplication } from '../../../services/dispatcher/src/runners/spark-application.ts';
-import { testBinding } from '../../../services/dispatcher/src/adapters/testing/test-binding.ts';
+import { LocalCluster, startTestProvisioner } from '@icepack/provisioner/testing';
+import type { ApiError } from '@icepack/provisioner/testing';
+import { dispatcherEntry, sparkApplication, testBinding } from '@icepack/dispatcher/testing';
+import { plannerEntry } from '@icepack/planner/testing';
 import {
   cleanupTest,
+  dropNamespaceTree,
   scannerEnv,
   startScanner,
   testNames,
-} from '../../../services/metadata-scanner/src/testing/scanner-harness.ts';
-import { dropNamespaceTree } from '../../../services/metadata-scanner/src/testing/rest-tables.ts';
-import { TopicReader } from '../../../services/metadata-scanner/src/testing/topic-reader.ts';
+  TopicReader,
+} from '@icepack/metadata-scanner/testing';
 
 // Known secrets go in where an operator or an attacker would put them; the four services
 // carry a task from registration to a real Spark run, and every log line, Kafka message,
@@ -142,7 +140,7 @@ describe('known secrets through registration → Kafka → scanner → planner �
     const plannerGroup = `${names.id}-planner`;
     const plannerTopics = [`${names.id}.task-events`, `${names.id}.planner-dlq`];
     const planner = await ServiceProcess.start({
-      entry: resolve(import.meta.dirname, '../../../services/planner/src/main.ts'),
+      entry: plannerEntry,
       env: {
         ICEPACK_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         ICEPACK_REDIS_URL: infra.redisUrl,
@@ -215,7 +213,7 @@ describe('known secrets through registration → Kafka → scanner → planner �
       testBinding(catalog, { slots: 1 }),
     );
     const dispatcher = await ServiceProcess.start({
-      entry: resolve(import.meta.dirname, '../../../services/dispatcher/src/main.ts'),
+      entry: dispatcherEntry,
       env: {
         ICEPACK_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
         ICEPACK_REDIS_URL: infra.redisUrl,
