@@ -2,7 +2,7 @@
 // scanner's state, the planner's plan, and the job's own rewrite with the task's partition
 // filter — all in ONE Spark session (testing/partition_rewrite.py), for identity, day, hour and
 // bucket partitioning and a table whose spec evolved. Only the chosen partitions' files change;
-// every row stays. Also z-order and Hilbert rewrites (issue 17 point 4), verified by a
+// every row stays; a merge fired by the commit count alone changes the table. Also z-order and Hilbert rewrites (issue 17 point 4), verified by a
 // data-skipping measure: for range predicates on each layout column, how many files' min/max
 // ranges overlap; and a Hilbert rewrite that meets a concurrent delete fails its commit's
 // validation instead of bringing the deleted rows back (ADR 0033).
@@ -177,6 +177,7 @@ async function rewriteChecked(
   name: string,
   settings: PolicySettings,
   group = 1,
+  check?: (before: TableSnapshot, after: TableSnapshot) => void,
 ): Promise<{ chosen: readonly PartitionState[]; state: TableState }> {
   const state = await scan(name);
   const p = plan(state, settings);
@@ -213,6 +214,7 @@ async function rewriteChecked(
   for (const f of added) expect(inChosen(f), JSON.stringify(f)).toBe(true);
   expect(after.rows).toBe(before.rows);
   expect(after.checksum).toBe(before.checksum);
+  check?.(before, after);
   return { chosen: g!.partitions, state };
 }
 
@@ -239,6 +241,33 @@ describe('partition-scoped rewrites on real Spark', () => {
       'icepack.merge.strategy': 'selected:id_bucket=1',
     });
     expect(chosen.map((x) => x.partition)).toEqual([{ id_bucket: '1' }]);
+  });
+
+  it('max-commits below the file thresholds: the merge lowers min-input-files and changes the table (ADR 0044)', async () => {
+    // 3 commits, 3 small files in each of 3 partitions: 9 ≤ 20 small files, each partition
+    // below the policy's min-input-files (5). Only the commit count fires the merge.
+    const settings = { 'icepack.merge.max-commits': '3' };
+    const state = await scan('by_commits');
+    expect(state.snapshots.sinceLastRewrite).toBe(3);
+    expect(state.partitions.map((x) => x.smallFiles)).toEqual([3, 3, 3]);
+    const task = plan(state, settings).decisions.find((d) => d.type === 'merge')?.task;
+    expect(task?.type === 'merge' && task.parameters.minInputFiles).toBe(2);
+    // With the policy's min-input-files, as planned before, Iceberg picks no file group: the
+    // Spark run changes nothing.
+    const unchanged = await driver.rewrite({
+      ...task!,
+      parameters: { ...task!.parameters, minInputFiles: 5 },
+    } as Task);
+    expect(unchanged.result.rewriteDataFiles.rewrittenDataFiles).toBe(0);
+    expect(unchanged.after.files.map((f) => f.path).sort()).toEqual(
+      unchanged.before.files.map((f) => f.path).sort(),
+    );
+    // The planned task: every partition's small files become one file, the rows the same.
+    const { chosen } = await rewriteChecked('by_commits', settings, 1, (before, after) => {
+      expect(before.files).toHaveLength(9);
+      expect(after.files).toHaveLength(3);
+    });
+    expect(chosen.map((x) => x.partition['region']).sort()).toEqual(['apac', 'eu', 'us']);
   });
 
   it('an evolved spec, split into one task per partition: the first task rewrites only its partition', async () => {

@@ -4,6 +4,7 @@ import {
   taskSchema,
   type PartitionState,
   type TableState,
+  type Task,
 } from '@icepack/types';
 import { tableState } from './state-fixtures.ts';
 import { resolvePolicy } from '@icepack/policy';
@@ -14,7 +15,7 @@ import {
   partitionScope,
   PARTIAL_PROGRESS_ABOVE_BYTES,
 } from './partition-plan.ts';
-import { planTable, type TaskDecision } from './plan.ts';
+import { planTable, type TablePlan, type TaskDecision } from './plan.ts';
 import type { PendingTask } from './rules.ts';
 import { dayPartition as day, partitionedTableState as partitioned } from './state-fixtures.ts';
 
@@ -124,11 +125,17 @@ describe('partitionScope: which partitions, newest first', () => {
     ]);
   });
 
-  it('a restricting strategy with nothing over thresholds rewrites its partitions that have small files', () => {
-    const thin = [day('2026-01-09', 1, { smallFiles: 1 }), day('2026-01-01', 9, { smallFiles: 0 })];
+  it('a restricting strategy with nothing over thresholds rewrites its partitions Iceberg would', () => {
+    // 2 small files of 1 GiB: more than one target file (Iceberg's enoughContent); 1 small
+    // file: never rewritten for its count.
+    const thin = [
+      day('2026-01-09', 1, { smallFiles: 2 }),
+      day('2026-01-08', 2, { smallFiles: 1 }),
+      day('2026-01-01', 9, { smallFiles: 0 }),
+    ];
     const scope = partitionScope(
       partitioned(thin),
-      policyOf({ 'icepack.merge.strategy': 'recent:2' }),
+      policyOf({ 'icepack.merge.strategy': 'recent:3' }),
       now,
     );
     expect(texts(scope)).toEqual([['2026-01-09']]);
@@ -356,5 +363,166 @@ describe('planTable with partition groups', () => {
       ['', 'remove'],
       ['#2', 'remove'],
     ]);
+  });
+});
+
+// Session 15: merges that Iceberg would turn into a no-op. Iceberg 1.10's bin-pack planner
+// (SizeBasedFileRewritePlanner / BinPackRewriteFilePlanner) works per partition of the current
+// spec: a file is a candidate when it is below min-file-size (a small file), above
+// max-file-size, or has ≥ delete-file-threshold deletes; a partition's candidates are rewritten
+// when there are > 1 of them and ≥ min-input-files, or > 1 and more bytes than the target, or
+// more bytes than max-file-size, or one has too many deletes. Otherwise the task runs Spark and
+// changes nothing. This oracle applies those rules to a partition's figures and a task's options.
+describe('no planned merge is one Iceberg would not act on', () => {
+  type MergeTask = Extract<Task, { type: 'merge' }>;
+  function icebergRewrites(p: PartitionState, task: MergeTask): boolean {
+    const o = task.parameters;
+    const small = p.smallFiles;
+    return (
+      (small > 1 && small >= o.minInputFiles) ||
+      (small > 1 && (p.smallFileBytes ?? 0) > o.targetFileSizeBytes) ||
+      p.deleteFiles >= o.deleteFileThreshold
+    );
+  }
+  /** The merge decisions that create a task, each with the listed partitions its task covers. */
+  function mergesOf(p: TablePlan, state: TableState) {
+    return p.decisions
+      .filter((d) => d.type === 'merge' && d.action === 'create')
+      .map((d) => {
+        const task = d.task as MergeTask;
+        const sets = task.parameters.partitionSets;
+        const covered =
+          sets === undefined
+            ? state.partitions
+            : (p.scope.groups.find((g) => g.group === d.group)?.partitions ?? []);
+        return { d, task, covered };
+      });
+  }
+  const planOf = (state: TableState, props: Record<string, string>) =>
+    planTable({ state, policy: resolvePolicy(props).policy, pending: {}, now });
+  const everyTen = { 'icepack.merge.max-commits': '10' };
+  /** A partitioned table below the table's small-file threshold (9 ≤ 20), 10 commits since its last rewrite. */
+  const afterCommits = (partitions: PartitionState[], smallFiles: number) => {
+    const base = partitioned(partitions);
+    return {
+      ...base,
+      files: { ...base.files, smallFiles, smallFileBytes: smallFiles * MiB },
+      snapshots: { ...base.snapshots, sinceLastRewrite: 10 },
+    };
+  };
+  const small = (n: number) => ({ dataFiles: n, smallFiles: n, smallFileBytes: n * MiB });
+
+  it('max-commits below the file thresholds: the merge carries a min-input-files Iceberg acts on', () => {
+    const parts = [
+      day('2026-01-09', 1, small(3)),
+      day('2026-01-08', 2, small(3)),
+      day('2026-01-07', 3, small(3)),
+    ];
+    const state = afterCommits(parts, 9);
+    const p = planOf(state, everyTen);
+    const merges = mergesOf(p, state);
+    expect(merges.length, JSON.stringify(p.decisions.map((d) => d.reason))).toBeGreaterThan(0);
+    for (const m of merges) {
+      // The commits' small files: every partition with ≥ 2 of them is rewritten.
+      expect(m.covered.map((x) => x.partition['ts_day'])).toEqual([
+        '2026-01-09',
+        '2026-01-08',
+        '2026-01-07',
+      ]);
+      expect(m.covered.every((x) => icebergRewrites(x, m.task))).toBe(true);
+      expect(m.task.parameters.minInputFiles).toBe(2);
+      expect(m.d.reason).toContain('min-input-files 2 instead of 5');
+    }
+  });
+
+  it('max-commits on an unpartitioned table: min-input-files lowered to 2, or no merge for one small file', () => {
+    const state = (n: number) =>
+      tableState(
+        { smallFiles: n, newDataFiles: n },
+        {
+          partitionSpec: { specId: 0, fields: [] },
+          partitions: [],
+          snapshots: { ...tableState().snapshots, sinceLastRewrite: 10 },
+        },
+      );
+    const three = mergesOf(planOf(state(3), everyTen), state(3));
+    expect(three.map((m) => m.task.parameters.minInputFiles)).toEqual([2]);
+    const one = planOf(state(1), everyTen).decisions.filter((d) => d.type === 'merge');
+    expect(one.map((d) => d.action)).toEqual(['none']);
+    expect(one[0]!.reason).toMatch(/would change nothing/);
+  });
+
+  it('max-commits with one small file per partition: no merge, and the reason says why', () => {
+    const parts = Array.from({ length: 9 }, (_, i) => day(`2026-01-0${i + 1}`, 9 - i, small(1)));
+    const state = afterCommits(parts, 9);
+    const p = planOf(state, everyTen);
+    expect(mergesOf(p, state)).toEqual([]);
+    const merge = p.decisions.find((d) => d.type === 'merge')!;
+    expect(merge.action).toBe('none');
+    expect(merge.reason).toMatch(/^files spread thin: .* ≥ 2 small files/);
+  });
+
+  it.each([
+    ['recent:2', { 'icepack.merge.strategy': 'recent:2' }],
+    ['selected', { 'icepack.merge.strategy': 'selected:ts_day=2026-01-09;ts_day=2026-01-08' }],
+  ])("the %s fallback plans no partition below Iceberg's thresholds", (_, props) => {
+    // The table's 200 small files fire the merge; the strategy's partitions hold 3 and 1 small
+    // files of a few MiB (below min-input-files 5, below one target file): Iceberg skips both.
+    const parts = [
+      day('2026-01-09', 1, small(3)),
+      day('2026-01-08', 2, small(1)),
+      day('2026-01-01', 9), // 20 small files, but outside the strategy
+    ];
+    const state = partitioned(parts);
+    const p = planOf(state, props);
+    expect(mergesOf(p, state)).toEqual([]);
+    const merge = p.decisions.find((d) => d.type === 'merge')!;
+    expect(merge.reason).toMatch(/would change nothing/);
+    // A waiting merge planned before is removed, with the reason.
+    const waiting = planTable({
+      state,
+      policy: resolvePolicy(props).policy,
+      pending: { merge: { status: 'waiting' } },
+      now,
+    });
+    const removed = waiting.decisions.filter((d) => d.type === 'merge');
+    expect(removed.map((d) => [d.action, d.removal])).toEqual([['remove', 'skipped']]);
+    expect(removed[0]!.reason).toMatch(/^no longer needed: .*would change nothing/);
+  });
+
+  it('the recent fallback keeps a partition Iceberg rewrites for its bytes, and max-commits lowers min-input-files there too', () => {
+    const parts = [
+      day('2026-01-09', 1, { dataFiles: 2, smallFiles: 2, smallFileBytes: 600 * MiB }),
+      day('2026-01-08', 2, small(1)),
+    ];
+    const bytes = mergesOf(
+      planOf(partitioned(parts), { 'icepack.merge.strategy': 'recent:2' }),
+      partitioned(parts),
+    );
+    expect(bytes.flatMap((m) => m.covered.map((x) => x.partition['ts_day']))).toEqual([
+      '2026-01-09',
+    ]);
+    expect(bytes.every((m) => m.covered.every((x) => icebergRewrites(x, m.task)))).toBe(true);
+
+    const committed = afterCommits(
+      [day('2026-01-09', 1, small(3)), day('2026-01-08', 2, small(1))],
+      4,
+    );
+    const m = mergesOf(
+      planOf(committed, { ...everyTen, 'icepack.merge.strategy': 'recent:2' }),
+      committed,
+    );
+    expect(m.flatMap((x) => x.covered.map((c) => c.partition['ts_day']))).toEqual(['2026-01-09']);
+    expect(m.map((x) => x.task.parameters.minInputFiles)).toEqual([2]);
+  });
+
+  it('keeps the policy min-input-files when a file threshold fired too', () => {
+    const state = {
+      ...partitioned(days),
+      snapshots: { ...partitioned(days).snapshots, sinceLastRewrite: 10 },
+    };
+    const merges = mergesOf(planOf(state, everyTen), state);
+    expect(merges.length).toBeGreaterThan(0);
+    expect(merges.map((m) => m.task.parameters.minInputFiles)).toEqual(merges.map(() => 5));
   });
 });

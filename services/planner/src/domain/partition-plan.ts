@@ -9,6 +9,7 @@ import {
   type TableState,
 } from '@icepack/types';
 import type { MergeStrategy, Policy } from '@icepack/policy';
+import { deleteFiles } from './rules.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const GiB = 1024 ** 3;
@@ -52,35 +53,152 @@ export function partitionText(p: PartitionState): string {
   return fields.length === 0 ? '(unpartitioned)' : fields.join('/');
 }
 
+/**
+ * The fewest files Iceberg's bin-pack planner rewrites for their count: a file group is kept
+ * for `min-input-files` only when it also has more than one file
+ * (`SizeBasedFileRewritePlanner.enoughInputFiles`, Iceberg 1.10), and merging one file with
+ * nothing changes nothing.
+ */
+export const FEWEST_INPUT_FILES = 2;
+
+/** The small files a partition needs for Iceberg to rewrite them for their count. */
+function inputFilesNeeded(policy: Policy): number {
+  return Math.max(FEWEST_INPUT_FILES, policy.minInputFiles);
+}
+
 /** Over its own thresholds: the rewrite would do something there (ADR 0025). */
 export function partitionNeedsWork(p: PartitionState, policy: Policy): boolean {
-  return p.smallFiles >= policy.minInputFiles || p.deleteFiles >= policy.perFileDeleteThreshold;
+  return p.smallFiles >= inputFilesNeeded(policy) || p.deleteFiles >= policy.perFileDeleteThreshold;
+}
+
+/** What Iceberg's planner looks at in one file group: a partition, or several pooled. */
+interface RewriteFigures {
+  readonly smallFiles: number;
+  /** Undefined: not known (an older state). */
+  readonly smallFileBytes?: number | undefined;
+  readonly deleteFiles: number;
 }
 
 /**
- * Files spread thin: every partition with a small or delete file is listed, and none of them
- * holds what Iceberg's rewrite needs to pick a file group there — `min-input-files` small
- * files, a delete file at the per-file threshold, or more small-file bytes than one target
- * file. A merge planned then runs Spark and changes nothing (a wasted task: a lake with daily
- * batch loads, one file per day, fires the table-wide small-file count). The reason a merge is
- * not planned, or null when a rewrite can change something or the state cannot tell (some
- * partitions needing work are not listed; a state without small-file bytes).
+ * Would Iceberg 1.10's bin-pack planner (`BinPackRewriteFilePlanner`, what `rewrite_data_files`
+ * runs for merges, sorts and the job's Hilbert rewrite) pick a file group here, with the task's
+ * options? Per partition of the current spec it takes the files below min-file-size (the
+ * state's small files), above max-file-size, or with ≥ `delete-file-threshold` deletes, and
+ * keeps a group when it has > 1 file and ≥ `min-input-files`, or > 1 file and more bytes than
+ * the target, or more bytes than max-file-size, or a file with too many deletes (or ≥ 30 % of
+ * its rows deleted). The state knows small files and delete files per partition, so: ≥
+ * min-input-files small files (never fewer than 2), a delete file at the per-file threshold (the
+ * partition's count, an upper bound of any one file's), or > 1 small file with more bytes than
+ * one target file — true when the bytes are unknown. Files above max-file-size are not counted
+ * by the scanner and fire no rule, so they are left out.
  */
-export function spreadThin(state: TableState, policy: Policy): string | null {
+function icebergRewrites(f: RewriteFigures, policy: Policy): boolean {
+  return (
+    f.smallFiles >= inputFilesNeeded(policy) ||
+    f.deleteFiles >= policy.perFileDeleteThreshold ||
+    (f.smallFiles > 1 &&
+      (f.smallFileBytes === undefined || f.smallFileBytes > policy.targetFileSizeBytes))
+  );
+}
+
+/**
+ * Whether Iceberg rewrites anything in these partitions. Files of a spec other than the
+ * current one are one file group in Iceberg, whatever their partition
+ * (`BinPackRewriteFilePlanner.groupByPartition`: they may span several current partitions), so
+ * those partitions' figures are pooled.
+ */
+function anyRewritten(
+  partitions: readonly PartitionState[],
+  currentSpecId: number,
+  policy: Policy,
+): boolean {
+  let pooled = false;
+  const older = { smallFiles: 0, smallFileBytes: 0 as number | undefined, deleteFiles: 0 };
+  for (const p of partitions) {
+    if (p.specId === currentSpecId) {
+      if (icebergRewrites(p, policy)) return true;
+      continue;
+    }
+    pooled = true;
+    older.smallFiles += p.smallFiles;
+    older.deleteFiles += p.deleteFiles;
+    older.smallFileBytes =
+      older.smallFileBytes === undefined || p.smallFileBytes === undefined
+        ? undefined
+        : older.smallFileBytes + p.smallFileBytes;
+  }
+  return pooled && icebergRewrites(older, policy);
+}
+
+/** `≥ 5 small files, a delete file or a target file's worth of small files` */
+function rewriteNeeds(policy: Policy): string {
+  return `≥ ${inputFilesNeeded(policy)} small files, a delete file or a target file's worth of small files`;
+}
+
+/**
+ * The thresholds a merge or sort is planned and run with: the policy's, except
+ * `min-input-files` when the commit count (`icepack.merge.max-commits`) is the only trigger met.
+ * That trigger asks for a rewrite of the commits' small files below the file thresholds, but
+ * Iceberg applies `min-input-files` per partition: with the policy's (5 by default) a table
+ * whose commits left 3 small files in each partition gets a Spark run that changes nothing. So
+ * the task carries {@link FEWEST_INPUT_FILES} (or the policy's, when lower), and every
+ * partition holding 2 or more small files is rewritten (ADR 0044). When a file threshold fired
+ * as well, the policy's value stands: it says which partitions are worth a rewrite.
+ */
+export interface RewriteThresholds {
+  /** The policy the rewrite is planned and run under (only `minInputFiles` may differ). */
+  readonly policy: Policy;
+  /** Why `minInputFiles` is lower than the policy's; null when it is the policy's. */
+  readonly lowered: string | null;
+}
+
+export function rewriteThresholds(policy: Policy, commitsAlone: boolean): RewriteThresholds {
+  if (!commitsAlone || policy.minInputFiles <= FEWEST_INPUT_FILES) return { policy, lowered: null };
+  return {
+    policy: { ...policy, minInputFiles: FEWEST_INPUT_FILES },
+    lowered:
+      `min-input-files ${FEWEST_INPUT_FILES} instead of ${policy.minInputFiles}: only the commit ` +
+      `count fired, and Iceberg rewrites a partition's small files only from min-input-files of them`,
+  };
+}
+
+/**
+ * Nothing a rewrite of this state would change, by Iceberg's own rules ({@link
+ * icebergRewrites}): the reason a merge is not planned, or null when a rewrite can change
+ * something or the state cannot tell.
+ *
+ * - Files spread thin: every partition with a small or delete file is listed, and none of them
+ *   holds what Iceberg needs to pick a file group there. A lake with daily batch loads, one
+ *   file per day, fires the table-wide small-file count; a merge planned then runs Spark and
+ *   changes nothing (a wasted task). Some partitions needing work not listed: null.
+ * - An unpartitioned table is one file group: its own figures decide (a commit-count trigger
+ *   on a table with one small file, or a `min-input-files` above the small-file threshold).
+ * - A partitioned table listing no partition: null (a table-wide task, Iceberg decides).
+ */
+export function rewritesNothing(state: TableState, policy: Policy): string | null {
   const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
+  if (!partitioned) {
+    const f = state.files;
+    const deletes = deleteFiles(state);
+    const figures = {
+      smallFiles: f.smallFiles,
+      smallFileBytes: f.smallFileBytes,
+      deleteFiles: deletes,
+    };
+    if (icebergRewrites(figures, policy)) return null;
+    return (
+      `nothing to rewrite: the table has ${f.smallFiles} small file${f.smallFiles === 1 ? '' : 's'} ` +
+      `and ${deletes} delete files, not ${rewriteNeeds(policy)}, so a rewrite would change nothing`
+    );
+  }
   const total = state.partitionTotals;
   const listed = state.partitions.filter((p) => Object.keys(p.partition).length > 0);
-  if (!partitioned || total === undefined || listed.length === 0) return null;
+  if (total === undefined || listed.length === 0) return null;
   if (total.listed < total.needingWork) return null;
-  const rewritable = (p: PartitionState) =>
-    partitionNeedsWork(p, policy) ||
-    p.smallFileBytes === undefined ||
-    (p.smallFiles > 1 && p.smallFileBytes > policy.targetFileSizeBytes);
-  if (listed.some(rewritable)) return null;
+  if (anyRewritten(listed, state.partitionSpec.specId, policy)) return null;
   return (
     `files spread thin: none of the ${total.needingWork} partitions with small or delete files ` +
-    `has ≥ ${policy.minInputFiles} small files, a delete file or a target file's worth of small files, ` +
-    `so a rewrite would change nothing`
+    `has ${rewriteNeeds(policy)}, so a rewrite would change nothing`
   );
 }
 
@@ -259,8 +377,10 @@ function group(
  * the listed partitions the strategy allows that are over their thresholds, newest first, in
  * groups of at most `maxBytesPerTask` (a partition larger than that is a group of its own), at
  * most `MAX_TASK_GROUPS` groups. When none is over its thresholds: with `all` the whole table,
- * with `recent`/`selected` their partitions that have any small or delete file (the rule fired
- * on the table, e.g. by commit count; the restriction holds).
+ * with `recent`/`selected` their partitions Iceberg would still rewrite (enough small-file
+ * bytes; the restriction holds), and none when there is no such partition: a task there would
+ * run Spark and change nothing. `policy` is the one the rewrite runs under
+ * ({@link rewriteThresholds}).
  */
 export function partitionScope(state: TableState, policy: Policy, now: Date): PartitionScope {
   const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
@@ -285,26 +405,44 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
   let chosen = filterable.filter((m) => partitionNeedsWork(m.p, policy));
   if (chosen.length === 0 && policy.mergeStrategy.kind === 'all') {
     // The table's rule fired on figures no listed partition carries alone (files spread thin,
-    // the commit-count trigger, an older state without column names): as before partitions
-    // were planned, the whole table, and Iceberg's own per-group thresholds decide.
+    // an older state without column names): as before partitions were planned, the whole
+    // table, and Iceberg's own per-group thresholds decide — `rewritesNothing` keeps a merge
+    // from being planned when the state shows they will pick nothing.
     return {
       scoped: false,
       groups: [],
       leftOut: 0,
-      reason: `no listed partition has ≥ ${policy.minInputFiles} small files or ≥ ${policy.perFileDeleteThreshold} delete files: the whole table`,
+      reason: `no listed partition has ≥ ${inputFilesNeeded(policy)} small files or ≥ ${policy.perFileDeleteThreshold} delete files: the whole table`,
     };
   }
   if (chosen.length === 0) {
-    // A restricting strategy keeps its restriction: its partitions with anything to rewrite.
-    chosen = filterable.filter((m) => m.p.smallFiles + m.p.deleteFiles > 0);
-  }
-  if (chosen.length === 0) {
-    return {
-      scoped: true,
-      groups: [],
-      leftOut: 0,
-      reason: `no partition the strategy ${strategy} allows has small files or delete files`,
-    };
+    // A restricting strategy keeps its restriction: its partitions Iceberg would rewrite with
+    // the task's options — more small-file bytes than one target file, or, pooled, the files
+    // of older specs (one file group in Iceberg). A partition with a few small files below
+    // min-input-files would make a task that runs Spark and changes nothing.
+    const current = state.partitionSpec.specId;
+    const older = filterable.filter((m) => m.p.specId !== current);
+    const olderRewritten = anyRewritten(
+      older.map((m) => m.p),
+      current,
+      policy,
+    );
+    chosen = filterable.filter((m) =>
+      m.p.specId === current
+        ? icebergRewrites(m.p, policy)
+        : olderRewritten && m.p.smallFiles + m.p.deleteFiles > 0,
+    );
+    if (chosen.length === 0) {
+      const some = filterable.some((m) => m.p.smallFiles + m.p.deleteFiles > 0);
+      return {
+        scoped: true,
+        groups: [],
+        leftOut: 0,
+        reason: some
+          ? `no partition the strategy ${strategy} allows has ${rewriteNeeds(policy)}, so a rewrite would change nothing`
+          : `no partition the strategy ${strategy} allows has small files or delete files`,
+      };
+    }
   }
   const groups: PartitionGroup[] = [];
   let current: { p: PartitionState; predicates: PartitionPredicate[] }[] = [];

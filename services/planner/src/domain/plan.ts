@@ -17,6 +17,7 @@ import {
 import {
   cleanupRule,
   deleteFiles,
+  firedByCommitsAlone,
   mergeRule,
   orphansRule,
   rewritesPositionDeletes,
@@ -32,7 +33,8 @@ import {
   hasRowLevelDeletes,
   partialProgressFor,
   partitionScope,
-  spreadThin,
+  rewritesNothing,
+  rewriteThresholds,
   type PartitionGroup,
   type PartitionScope,
 } from './partition-plan.ts';
@@ -413,17 +415,35 @@ export function planTable(input: PlanInput): TablePlan {
     input,
     gate('cleanup'),
   );
-  const scope = partitionScope(state, policy, now);
+  // Merges and sorts are planned, and their tasks run, with the thresholds Iceberg will apply:
+  // a commit-count trigger alone lowers min-input-files so the rewrite acts on the commits'
+  // small files (ADR 0044); the rules above judged the table with the policy as it is.
+  const thresholds = rewriteThresholds(policy, firedByCommitsAlone(state, policy));
+  const rewriteInput: PlanInput = { ...input, policy: thresholds.policy };
+  const lowered = (decisions: TaskDecision[]): TaskDecision[] =>
+    thresholds.lowered === null
+      ? decisions
+      : decisions.map((d) =>
+          d.action === 'create' || d.action === 'update'
+            ? { ...d, reason: `${d.reason}; ${thresholds.lowered}` }
+            : d,
+        );
+  const scope = partitionScope(state, thresholds.policy, now);
   const sortResult = backedOff(sortRule(state, policy, pending, now));
-  const sort = expand(decide('sort', sortResult, input, gate('sort')), scope, input);
+  const sort = lowered(
+    expand(decide('sort', sortResult, rewriteInput, gate('sort')), scope, rewriteInput),
+  );
   const sortWins = sort.some((d) => d.action === 'create' || d.action === 'update');
 
   const mergeResult = backedOff(mergeRule(state, policy, pending, now));
-  // A merge of files spread thin would change nothing: none planned, a waiting one removed.
-  const thin = spreadThin(state, policy);
+  // A merge Iceberg's rewrite would pick nothing in (files spread thin, an unpartitioned table
+  // below its thresholds) would change nothing: none planned, a waiting one removed.
+  const nothing = rewritesNothing(state, thresholds.policy);
   const mergeScope: PartitionScope =
-    thin === null ? scope : { scoped: true, groups: [], leftOut: 0, reason: thin };
-  let merge = expand(decide('merge', mergeResult, input, gate('merge')), mergeScope, input);
+    nothing === null ? scope : { scoped: true, groups: [], leftOut: 0, reason: nothing };
+  let merge = lowered(
+    expand(decide('merge', mergeResult, rewriteInput, gate('merge')), mergeScope, rewriteInput),
+  );
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');
     const waiting = waitingGroups(input, 'merge');

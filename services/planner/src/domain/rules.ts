@@ -272,6 +272,16 @@ function commitsFactor(state: TableState, policy: Policy): Factor | null {
   };
 }
 
+/**
+ * The merge's (and sort's) work is the commit count alone: `icepack.merge.max-commits` is met
+ * and neither file threshold is. Its rewrite then lowers `min-input-files`
+ * (`rewriteThresholds`, ADR 0044).
+ */
+export function firedByCommitsAlone(state: TableState, policy: Policy): boolean {
+  const w = mergeWork(state, policy);
+  return w.commits?.met === true && !w.small.met && !w.deletes.met;
+}
+
 /** Position deletes or deletion vectors are part of why a merge fires. */
 export function rewritesPositionDeletes(state: TableState, policy: Policy): boolean {
   return (

@@ -37,7 +37,13 @@ import icepack_job  # noqa: E402
 PROPS = (
     "'format-version'='2', 'icepack.small-file-threshold'='2', 'icepack.merge.min-input-files'='2'"
 )
-TABLES = ("by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered", "hilberted", "hilbert_conflict")
+TABLES = (
+    "by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered", "hilberted", "hilbert_conflict",
+    "by_commits",
+)
+# The commit-count table: the policy's own file thresholds (20 small files, min-input-files 5),
+# so its three commits' 9 small files, 3 per partition, fire only `icepack.merge.max-commits`.
+COMMITS_PROPS = "'format-version'='2'"
 # Tables measured by their files' bounds of x and y.
 LAYOUT_TABLES = ("zordered", "hilberted", "hilbert_conflict")
 # The z-order table: x and y spread over [0, 1000) independently of each other and of the
@@ -81,13 +87,17 @@ def build_tables(spark, catalog: str, namespace: str) -> None:
             f"CREATE TABLE {name(table)} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) "
             f"USING iceberg PARTITIONED BY ({partitioning}) TBLPROPERTIES ({PROPS})"
         )
+    spark.sql(
+        f"CREATE TABLE {name('by_commits')} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) "
+        f"USING iceberg PARTITIONED BY (region) TBLPROPERTIES ({COMMITS_PROPS})"
+    )
     # Three commits of rows in every partition: three small files per partition at least.
     for commit in range(3):
         rows = [
             (commit * 100 + i, ["eu", "us", "apac"][i % 3], f"2026-01-0{1 + i % 3} {i % 3 + 1:02d}:00:00")
             for i in range(12)
         ]
-        for table in ("by_region", "by_day", "by_hour", "by_bucket"):
+        for table in ("by_region", "by_day", "by_hour", "by_bucket", "by_commits"):
             spark.sql(f"INSERT INTO {name(table)} {ROWS.format(values=values(rows))}")
     # The evolved table: files under spec 0 (region) on 2025-12-31, then day(ts) added and
     # files under spec 1 on later days.
