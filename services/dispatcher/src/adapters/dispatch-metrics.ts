@@ -122,7 +122,7 @@ const INSTRUMENTS = {
   launchWaiters: gauge({
     name: 'icepack.dispatcher.launches.waiting',
     description:
-      'Catalog workers of this dispatcher waiting for a launch permit (ADR 0040): above 0 for long, the gate is the bottleneck',
+      'Fetches and retries of this dispatcher waiting for a launch permit (ADR 0040): above 0 for long, the gate is the bottleneck',
     attributes: [],
   }),
   slots: gauge({

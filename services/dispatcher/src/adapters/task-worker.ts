@@ -187,8 +187,11 @@ interface Run {
   runId: string;
   /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
   readonly grow: Growth;
-  /** The launch gate's permit this processing holds (ADR 0040); given back at submission. */
-  readonly permit?: LaunchPermit | undefined;
+  /**
+   * The launch gate's permit this processing holds (ADR 0040); given back at submission, or
+   * before a back-off. A retry that may launch again takes a new one (`#relaunchPermit`).
+   */
+  permit?: LaunchPermit | undefined;
 }
 
 /** What is known of the attempt's run while it is being dispatched. */
@@ -370,6 +373,18 @@ export class TaskWorker {
   }
 
   /**
+   * A permit for the retry of a run whose state was unknown: its back-off gave the first one
+   * back (a failing catalog must not hold the gate), but the retry re-attaches or launches
+   * anew, and a launch holds a permit while it submits (ADR 0040). Released at submission or
+   * when the job's processing ends, like the first; none without a gate.
+   */
+  async #relaunchPermit(run: Run): Promise<void> {
+    if (run.permit === undefined || !(this.#worker instanceof GatedWorker)) return;
+    if (run.token === undefined) return;
+    run.permit = await this.#worker.relaunchPermit(run.token);
+  }
+
+  /**
    * Told that the run's application is submitted (or found submitted): the launch gate's
    * permit goes back (ADR 0040), the dispatch latency is recorded.
    */
@@ -470,6 +485,9 @@ export class TaskWorker {
           // queue (the planner leaves it alone), in the quota (its claim is kept) and for a
           // drain (the worker waits for it) — until its end is known.
           await this.#unknownRun(run, error as Error, errors, progress);
+          // The next turn may launch again (the same name, if the run never got there): like
+          // every launch, it holds a permit while it submits.
+          await this.#relaunchPermit(run);
         }
       }
     } finally {
