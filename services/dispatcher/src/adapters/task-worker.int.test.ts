@@ -35,7 +35,7 @@ import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import type { QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
-import { TaskWorker } from './task-worker.ts';
+import { TaskWorker, type TaskWorkerOptions } from './task-worker.ts';
 import { testBinding } from './testing/test-binding.ts';
 
 const infra = inject('infra');
@@ -103,6 +103,7 @@ function setup(
     quotaWaitMs?: number;
     maxStalledCount?: number;
     batch?: BatchLimits;
+    onWait?: TaskWorkerOptions['onWait'];
   } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
@@ -125,6 +126,7 @@ function setup(
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.sizingModel === undefined ? {} : { sizingModel: options.sizingModel }),
     ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.onWait === undefined ? {} : { onWait: options.onWait }),
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -410,6 +412,55 @@ describe('TaskWorker', () => {
     expect(sunk.events.map((e) => e.status)).toEqual(['updated', 'started', 'succeeded']);
     assertEventLifecycle(sunk.events);
     expect(sunk.events[0]?.reason).toMatch(/runner error 1 of 3/);
+    expect(runner.calls).toHaveLength(1);
+  });
+
+  it('tells a quota wait once, not at each re-check; a wait after a runner error is told again (ADR 0041)', async () => {
+    const catalog = `worker-quiet-wait-${Math.random().toString(36).slice(2, 8)}`;
+    // The quota has no room for the first re-checks, cannot be read once, has no room again,
+    // then has room: a script of `room` answers, one per check.
+    const full = { cpuMillicores: 1, memoryBytes: 1 };
+    const answers: ('full' | 'error')[] = ['full', 'full', 'full', 'full', 'error'];
+    answers.push('full', 'full', 'full');
+    let checks = 0;
+    const quota: QuotaGate = {
+      ...roomyQuota,
+      room: () => {
+        const answer = answers[checks++];
+        if (answer === 'error') return Promise.reject(new Error('connect ECONNREFUSED'));
+        return Promise.resolve(answer === 'full' ? full : {});
+      },
+    };
+    const waits: string[] = [];
+    const runner = new ScriptedRunner([succeeds]);
+    const { worker, queue, sink } = setup(catalog, runner, {
+      quota,
+      quotaWaitMs: 20,
+      onWait: (kind) => waits.push(kind),
+    });
+    await worker.start();
+    const task = taskOf(catalog);
+    await enqueue(queue, task);
+    const sunk = sink as InMemoryDispatchSink;
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+
+    // Seven checks found no room: three events, not nine — the wait's start, the runner error,
+    // the wait's start after it — each with its reason.
+    expect(checks).toBe(answers.length + 1);
+    expect(statusesOf(sunk, task)).toEqual([
+      'updated',
+      'updated',
+      'updated',
+      'started',
+      'succeeded',
+    ]);
+    const [wait, error, again] = sunk.events;
+    expect(wait?.reason).toMatch(/^waiting for quota: quota has room for cpu 1m/);
+    expect(error?.reason).toMatch(/runner error 1 of 3/);
+    expect(again?.reason).toBe(wait?.reason);
+    // The metrics still count every re-check (a long wait keeps `quota_waits` rising).
+    expect(waits).toEqual(Array<string>(7).fill('quota'));
+    assertEventLifecycle(sunk.events);
     expect(runner.calls).toHaveLength(1);
   });
 
