@@ -2,40 +2,22 @@
 // share N permits; a task is taken off its queue only with one, so at most N tasks are
 // active and not yet submitted, and a task enqueued later with a higher priority is launched
 // before the tasks still waiting. The runner holds each submission until the test lets it go.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
-import {
-  queueNameForCatalog,
-  sampleMergeTask,
-  sampleTableId,
-  type HealthFigures,
-  type Task,
-} from '@icepack/types';
+import { queueNameForCatalog, sampleMergeTask, sampleTableId, type Task } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LaunchGate } from '../domain/launch-gate.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
-import type { QuotaGate } from './quota.ts';
 import { InMemoryDispatchSink } from './task-events.ts';
 import { TaskWorker, type TaskWorkerOptions } from './task-worker.ts';
+import { roomyQuota, tableFigures } from './testing/fixtures.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const prefix = `icepack-gate-test-${Math.random().toString(36).slice(2, 8)}`;
 const logger = createLogger({ service: 'gated-worker-test', level: 'silent' });
-const figures: HealthFigures = {
-  dataFiles: 9,
-  smallFiles: 8,
-  deleteFiles: 0,
-  snapshots: 3,
-  bytes: 1,
-};
-const roomyQuota: QuotaGate = {
-  room: () => Promise.resolve({}),
-  acquire: () => Promise.resolve(true),
-  release: () => Promise.resolve(),
-};
 
 /** Submits a run only when the test lets it (`submitOne`); the run then ends at once. */
 class HeldSubmitRunner implements SparkRunner {
@@ -133,7 +115,7 @@ function catalogWorker(
     runner,
     quota: roomyQuota,
     sink: new InMemoryDispatchSink(),
-    health: { read: () => Promise.resolve(figures) },
+    health: { read: () => Promise.resolve(tableFigures) },
     catalog: { name: catalog, uri: 'http://127.0.0.1:1' },
     logger,
     prefix,
@@ -151,15 +133,6 @@ function taskOf(catalog: string, name: string): Task {
 
 async function enqueue(queue: Queue, task: Task, priority: number): Promise<void> {
   await queue.add(task.type, task, { jobId: task.id, priority, removeOnComplete: true });
-}
-
-/** Polls until `probe` holds; no timing assertion. */
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i += 1) {
-    if (await probe()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Jobs of the queues that are active in Redis and whose run is not yet submitted. */

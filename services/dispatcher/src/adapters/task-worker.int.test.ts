@@ -1,6 +1,5 @@
 // The worker's bookkeeping around a run, against the real Redis with a scripted runner (no
 // Spark): what it does when the runner fails, and when a job comes back after its run ended.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
 import {
   assertEventLifecycle,
@@ -11,7 +10,6 @@ import {
   sampleMergeTask,
   sampleTableId,
   type Binding,
-  type HealthFigures,
   type SizingSample,
   type Task,
 } from '@icepack/types';
@@ -36,18 +34,13 @@ import type { QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
 import { TaskWorker, type TaskWorkerOptions } from './task-worker.ts';
+import { roomyQuota, tableFigures } from './testing/fixtures.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const prefix = `icepack-worker-test-${Math.random().toString(36).slice(2, 8)}`;
 const logger = createLogger({ service: 'task-worker-test', level: 'silent' });
-const figures: HealthFigures = {
-  dataFiles: 9,
-  smallFiles: 8,
-  deleteFiles: 0,
-  snapshots: 3,
-  bytes: 1,
-};
 
 /** A runner that plays a script: one step per `run` call. */
 class ScriptedRunner implements SparkRunner {
@@ -76,12 +69,6 @@ class ScriptedRunner implements SparkRunner {
 }
 
 const succeeds = (): Promise<RunOutcome> => Promise.resolve({ ok: true, reattached: false });
-
-const roomyQuota: QuotaGate = {
-  room: () => Promise.resolve({}),
-  acquire: () => Promise.resolve(true),
-  release: () => Promise.resolve(),
-};
 
 let redis: Redis;
 const open: { worker: TaskWorker; queue: Queue }[] = [];
@@ -117,7 +104,7 @@ function setup(
     runner,
     quota: options.quota ?? roomyQuota,
     sink,
-    health: { read: () => Promise.resolve(figures) },
+    health: { read: () => Promise.resolve(tableFigures) },
     catalog: { name: catalog, uri: 'http://127.0.0.1:1' },
     logger,
     prefix,
@@ -147,13 +134,6 @@ async function enqueue(queue: Queue, task: Task, priority?: number): Promise<voi
 }
 
 /** Polls until `probe` holds; no timing assertion. */
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i += 1) {
-    if (await probe()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 beforeAll(() => {
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
@@ -493,7 +473,7 @@ describe('TaskWorker', () => {
     expect(forgetful.calls).toEqual([]);
     const second = two.sink as InMemoryDispatchSink;
     expect(second.events.map((e) => [e.status, e.runId])).toEqual([['succeeded', 'run-1']]);
-    expect(second.events[0]?.before).toEqual(figures);
+    expect(second.events[0]?.before).toEqual(tableFigures);
     // The cost is the ended run's, as recorded when it ended: not the time until the re-report.
     const firstSucceeded = first.events.find((e) => e.status === 'succeeded');
     expect(second.events[0]?.cost).toEqual(firstSucceeded?.cost);
