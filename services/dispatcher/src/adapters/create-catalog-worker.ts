@@ -164,7 +164,10 @@ export function createCatalogWorker(
     ...(deps.launchGate === undefined ? {} : { launchGate: deps.launchGate }),
     ...(metrics === undefined
       ? {}
-      : { onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task) }),
+      : {
+          onDispatched: (latencyMs, task) => metrics.dispatched(latencyMs, task),
+          onWait: (kind, task) => metrics.waited(kind, task),
+        }),
   });
   const watched = metrics?.worker(binding, worker) ?? worker;
   // The group's quota use for the console's overview (the planner has no Kubernetes right).

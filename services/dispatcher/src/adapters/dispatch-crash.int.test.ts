@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { BULLMQ_PREFIX, parseCatalog, queueNameForCatalog, type Task } from '@icepack/types';
+import { until } from '@icepack/test';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -92,20 +93,6 @@ function kill(child: ChildProcess): Promise<void> {
   });
 }
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 600_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
-
 interface AppMeta {
   metadata: { name: string; annotations?: Record<string, string> };
 }
@@ -141,8 +128,10 @@ function operatorWorker(): Record<string, unknown> {
  * crash-after-outcome worker would die on that task's event instead of its own).
  */
 async function completed(task: Task): Promise<void> {
-  await until('the job to be completed', async () =>
-    (await queue.getJob(task.id)) === undefined ? true : undefined,
+  await until(
+    async () => (await queue.getJob(task.id)) === undefined,
+    'the job to be completed',
+    600_000,
   );
 }
 
@@ -191,14 +180,18 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     const first = await startWorker({ runner: 'local', stateDir });
     await enqueue(task);
     // The run is launched (marker and pid written) …
-    const runDir = await until('the launch', async () => {
-      const dirs = await readdir(stateDir);
-      for (const d of dirs) {
-        const log = await readFile(join(stateDir, d, 'runs.log'), 'utf8').catch(() => '');
-        if (log !== '') return join(stateDir, d);
-      }
-      return undefined;
-    });
+    const runDir = await until(
+      async () => {
+        const dirs = await readdir(stateDir);
+        for (const d of dirs) {
+          const log = await readFile(join(stateDir, d, 'runs.log'), 'utf8').catch(() => '');
+          if (log !== '') return join(stateDir, d);
+        }
+        return undefined;
+      },
+      'the launch',
+      600_000,
+    );
     await kill(first);
     const second = await startWorker({ runner: 'local', stateDir });
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
@@ -219,9 +212,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     const task = mergeTask(truth('odd-name'), 2);
     const first = await startWorker(operatorWorker());
     await enqueue(task);
-    await until('the SparkApplication', async () =>
-      (await appsOf(task)).length > 0 ? true : undefined,
-    );
+    await until(async () => (await appsOf(task)).length > 0, 'the SparkApplication', 600_000);
     await kill(first);
     const second = await startWorker(operatorWorker());
     const done = await events.waitFor(task.id, ['succeeded', 'failed'], 900_000);
@@ -261,8 +252,10 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
     await died;
     expect((await events.waitFor(task.id, ['succeeded', 'failed'])).status).toBe('succeeded');
     // The real operator deletes a finished application after its timeToLiveSeconds.
-    await until('the SparkApplication to be garbage-collected', async () =>
-      (await appsOf(task)).length === 0 ? true : undefined,
+    await until(
+      async () => (await appsOf(task)).length === 0,
+      'the SparkApplication to be garbage-collected',
+      600_000,
     );
     const second = await startWorker(operatorWorker());
     await completed(task);
@@ -317,19 +310,23 @@ describe('a dispatcher killed mid-batch runs no task of the batch twice and lose
       const config = { runner: 'local', stateDir, catalogName: batchCatalog, batch: true };
       const first = await startWorker(config);
       // Mid-batch: the batch is launched and a first task has its result, not all of them.
-      const batchDir = await until('a first task result of the batch', async () => {
-        for (const d of await readdir(stateDir)) {
-          const results = await readdir(join(stateDir, d, 'results')).catch((): string[] => []);
-          if (results.some((f) => f !== 'batch.json')) return join(stateDir, d);
-        }
-        return undefined;
-      });
+      const batchDir = await until(
+        async () => {
+          for (const d of await readdir(stateDir)) {
+            const results = await readdir(join(stateDir, d, 'results')).catch((): string[] => []);
+            if (results.some((f) => f !== 'batch.json')) return join(stateDir, d);
+          }
+          return undefined;
+        },
+        'a first task result of the batch',
+        600_000,
+      );
       await kill(first);
       const second = await startWorker(config);
-      await until('every job of the batch to be done', async () =>
-        (await Promise.all(tasks.map((t) => batchQueue.getJob(t.id)))).every((j) => !j)
-          ? true
-          : undefined,
+      await until(
+        async () => (await Promise.all(tasks.map((t) => batchQueue.getJob(t.id)))).every((j) => !j),
+        'every job of the batch to be done',
+        600_000,
       );
       await kill(second);
       // One launch, ever: one run directory, the batch's, launched once with all three.

@@ -5,6 +5,7 @@ import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import { LaunchGate } from '../domain/launch-gate.ts';
+import { WaitKind } from '../domain/waits.ts';
 import { DispatchMetrics } from './dispatch-metrics.ts';
 import { InMemoryDispatchSink } from './task-events.ts';
 
@@ -82,8 +83,9 @@ describe('dispatcher metrics from task events', () => {
       'started',
       'failed',
     ]);
-    expect(await metrics.value('icepack.dispatcher.quota_waits', labels)).toBe(1);
-    expect(await metrics.value('icepack.dispatcher.large_slot_waits', labels)).toBe(1);
+    // Waits are counted by `waited` (each re-check), not by their start's event (ADR 0041).
+    expect(await metrics.value('icepack.dispatcher.quota_waits', labels)).toBe(0);
+    expect(await metrics.value('icepack.dispatcher.large_slot_waits', labels)).toBe(0);
     expect(await metrics.value('icepack.dispatcher.tasks.started', labels)).toBe(2);
     const finished = 'icepack.dispatcher.tasks.finished';
     expect(
@@ -93,6 +95,13 @@ describe('dispatcher metrics from task events', () => {
       1,
     );
     expect(await metrics.value(finished, { outcome: 'succeeded' })).toBe(0);
+  });
+
+  it('count every re-check of a wait, quota and large-slot apart, though only its start is an event', async () => {
+    for (let i = 0; i < 3; i += 1) dispatch.waited(WaitKind.quota, task);
+    dispatch.waited(WaitKind.largeSlot, task);
+    expect(await metrics.value('icepack.dispatcher.quota_waits', labels)).toBe(3);
+    expect(await metrics.value('icepack.dispatcher.large_slot_waits', labels)).toBe(1);
   });
 
   it('count what a succeeded task changed, from its before and after figures', async () => {

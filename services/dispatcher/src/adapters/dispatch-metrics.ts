@@ -8,8 +8,9 @@ import {
 } from '@icepack/runtime';
 import type { Meter } from '@opentelemetry/api';
 import type { Binding, HealthFigures, TableId, Task, TaskEvent } from '@icepack/types';
-import { concurrencyOf, LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
+import { concurrencyOf } from '../domain/lanes.ts';
 import type { LaunchGate } from '../domain/launch-gate.ts';
+import { WaitKind } from '../domain/waits.ts';
 import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchSink } from './task-events.ts';
@@ -122,7 +123,7 @@ const INSTRUMENTS = {
   launchWaiters: gauge({
     name: 'icepack.dispatcher.launches.waiting',
     description:
-      'Catalog workers of this dispatcher waiting for a launch permit (ADR 0040): above 0 for long, the gate is the bottleneck',
+      'Fetches and retries of this dispatcher waiting for a launch permit (ADR 0040): above 0 for long, the gate is the bottleneck',
     attributes: [],
   }),
   slots: gauge({
@@ -203,6 +204,16 @@ export class DispatchMetrics {
     };
   }
 
+  /**
+   * For `TaskWorkerOptions.onWait`: the task went back to wait — each re-check, though only a
+   * wait's start is a task event (ADR 0041), so a long wait keeps the counter rising.
+   */
+  waited(kind: WaitKind, task: Task): void {
+    const labels = taskLabels(task.table, task.type);
+    if (kind === WaitKind.largeSlot) this.#i.largeSlotWaits.add(1, labels);
+    else this.#i.quotaWaits.add(1, labels);
+  }
+
   /** For `TaskWorkerOptions.onDispatched`: dequeue → run submitted. */
   dispatched(latencyMs: number, task: Task): void {
     this.#i.latency.record(latencyMs / 1000, taskLabels(task.table, task.type));
@@ -227,14 +238,10 @@ export class DispatchMetrics {
       case 'retrying':
         this.#i.finished.add(1, { ...labels, ...errorKind, outcome: FinishedOutcome.retried });
         return;
+      // A wait's start only (ADR 0041): its re-checks are counted by `waited`. With an error, a
+      // runner error before the start put the task back. Or the planner's statuses, or none
+      // the dispatcher sends: nothing to count here.
       case 'updated':
-        // The task goes back to wait for quota or for a large-task slot — or, with an error,
-        // because the quota could not be read (a runner error before the start): neither.
-        if (event.error !== undefined) return;
-        if (event.reason === LARGE_SLOTS_BUSY) this.#i.largeSlotWaits.add(1, labels);
-        else this.#i.quotaWaits.add(1, labels);
-        return;
-      // The planner's statuses, or none the dispatcher sends: nothing to count here.
       case 'planned':
       case 'queued':
       case 'superseded':

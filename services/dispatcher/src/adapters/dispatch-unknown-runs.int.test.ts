@@ -46,6 +46,7 @@ import {
 } from './testing/dispatch-tables.ts';
 import { mergeTask } from './testing/sample-tasks.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { SPARK_RUN_POLL, until } from './testing/until.ts';
 
 const infra = inject('infra');
 const suffix = Math.random().toString(36).slice(2, 8);
@@ -119,18 +120,13 @@ afterAll(async () => {
 });
 
 /** Polls until `probe` holds (no timing assertion). */
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 6_000; i += 1) {
-    if (await probe()) return;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Waits for the run of `dir` to end (its result file), e.g. after a test released it. */
 function resultOf(dir: string): Promise<void> {
-  return until(`the result of ${dir}`, async () =>
-    (await readdir(dir).catch((): string[] => [])).includes('result.json'),
+  return until(
+    `the result of ${dir}`,
+    async () => (await readdir(dir).catch((): string[] => [])).includes('result.json'),
+    SPARK_RUN_POLL,
   );
 }
 
@@ -317,7 +313,7 @@ describe('a retry', () => {
       };
     });
     const { sink } = await workerFor('retry', runner);
-    await until('the outcome', () => sink.has('succeeded') || sink.has('failed'));
+    await until('the outcome', () => sink.has('succeeded') || sink.has('failed'), SPARK_RUN_POLL);
     const started = sink.events.filter((e) => e.status === 'started');
     const succeeded = sink.events.find((e) => e.status === 'succeeded');
     expect(started.map((e) => e.attempt)).toEqual([1, 2]);
@@ -353,8 +349,10 @@ describe('a run whose state is unknown (runner error)', () => {
     const { sink, queue, quota, task, worker } = setup;
     const binding = testBinding(targets.unknown.catalogName);
     const request = await (async () => {
-      await until('the runner error', () =>
-        sink.events.some((e) => e.status === 'retrying' && e.error?.kind === 'runner'),
+      await until(
+        'the runner error',
+        () => sink.events.some((e) => e.status === 'retrying' && e.error?.kind === 'runner'),
+        SPARK_RUN_POLL,
       );
       const first = runner.requests[0];
       if (first === undefined) throw new Error('no run');
@@ -443,6 +441,7 @@ describe('the local runner runs a batch of small tasks in one Spark application'
     await until(
       'the batch launch',
       async () => (await readFile(runsLog, 'utf8').catch(() => '')) !== '',
+      SPARK_RUN_POLL,
     );
     second = await new LocalRunner(options).runBatch(request);
     first = await running;
@@ -536,8 +535,11 @@ describe('the worker takes waiting small tasks of its queue into one batch', () 
         removeOnFail: true,
       });
     await worker.start();
-    await until('every job to be done', async () =>
-      (await Promise.all(tasks.map((t) => queue.getJob(t.id)))).every((j) => j === undefined),
+    await until(
+      'every job to be done',
+      async () =>
+        (await Promise.all(tasks.map((t) => queue.getJob(t.id)))).every((j) => j === undefined),
+      SPARK_RUN_POLL,
     );
     const dirs = await readdir(stateDir);
     expect(dirs).toHaveLength(1);

@@ -2,40 +2,22 @@
 // share N permits; a task is taken off its queue only with one, so at most N tasks are
 // active and not yet submitted, and a task enqueued later with a higher priority is launched
 // before the tasks still waiting. The runner holds each submission until the test lets it go.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
-import {
-  queueNameForCatalog,
-  sampleMergeTask,
-  sampleTableId,
-  type HealthFigures,
-  type Task,
-} from '@icepack/types';
+import { queueNameForCatalog, sampleMergeTask, sampleTableId, type Task } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LaunchGate } from '../domain/launch-gate.ts';
 import type { RunKey, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
-import type { QuotaGate } from './quota.ts';
 import { InMemoryDispatchSink } from './task-events.ts';
-import { TaskWorker } from './task-worker.ts';
+import { TaskWorker, type TaskWorkerOptions } from './task-worker.ts';
+import { roomyQuota, tableFigures } from './testing/fixtures.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const prefix = `icepack-gate-test-${Math.random().toString(36).slice(2, 8)}`;
 const logger = createLogger({ service: 'gated-worker-test', level: 'silent' });
-const figures: HealthFigures = {
-  dataFiles: 9,
-  smallFiles: 8,
-  deleteFiles: 0,
-  snapshots: 3,
-  bytes: 1,
-};
-const roomyQuota: QuotaGate = {
-  room: () => Promise.resolve({}),
-  acquire: () => Promise.resolve(true),
-  release: () => Promise.resolve(),
-};
 
 /** Submits a run only when the test lets it (`submitOne`); the run then ends at once. */
 class HeldSubmitRunner implements SparkRunner {
@@ -73,6 +55,34 @@ class HeldSubmitRunner implements SparkRunner {
   }
 }
 
+/**
+ * As {@link HeldSubmitRunner}, but the first run of each task in `failing` fails before its
+ * submission with its state unknown (an unreachable API server); the retry then blocks in
+ * submit like any run. Counts the submits in progress at once.
+ */
+class UnknownOnceRunner extends HeldSubmitRunner {
+  readonly #failing: Set<string>;
+  /** Runs that failed with an unknown state. */
+  failures = 0;
+  /** Most runs in their submission at once. */
+  maxSubmitting = 0;
+
+  constructor(failing: readonly string[]) {
+    super();
+    this.#failing = new Set(failing);
+  }
+
+  override async run(request: RunRequest): Promise<RunOutcome> {
+    if (this.#failing.delete(request.task.id)) {
+      this.failures += 1;
+      throw new Error('connect ECONNREFUSED: the API server is unreachable');
+    }
+    const outcome = super.run(request);
+    this.maxSubmitting = Math.max(this.maxSubmitting, this.held);
+    return outcome;
+  }
+}
+
 let redis: Redis;
 const open: { worker: TaskWorker; queue: Queue }[] = [];
 
@@ -92,7 +102,12 @@ afterAll(() => {
   redis.disconnect();
 });
 
-function catalogWorker(catalog: string, runner: SparkRunner, gate: LaunchGate) {
+function catalogWorker(
+  catalog: string,
+  runner: SparkRunner,
+  gate: LaunchGate,
+  options: Partial<TaskWorkerOptions> = {},
+) {
   const worker = new TaskWorker({
     // Four slots, no small-task lane: without the gate each worker takes four tasks at once.
     binding: testBinding(catalog, { slots: 4, smallSlots: 0 }),
@@ -100,11 +115,12 @@ function catalogWorker(catalog: string, runner: SparkRunner, gate: LaunchGate) {
     runner,
     quota: roomyQuota,
     sink: new InMemoryDispatchSink(),
-    health: { read: () => Promise.resolve(figures) },
+    health: { read: () => Promise.resolve(tableFigures) },
     catalog: { name: catalog, uri: 'http://127.0.0.1:1' },
     logger,
     prefix,
     launchGate: gate,
+    ...options,
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -117,15 +133,6 @@ function taskOf(catalog: string, name: string): Task {
 
 async function enqueue(queue: Queue, task: Task, priority: number): Promise<void> {
   await queue.add(task.type, task, { jobId: task.id, priority, removeOnComplete: true });
-}
-
-/** Polls until `probe` holds; no timing assertion. */
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i += 1) {
-    if (await probe()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Jobs of the queues that are active in Redis and whose run is not yet submitted. */
@@ -200,6 +207,42 @@ describe('the launch gate', () => {
       (id) => id === urgent.id || waitingBefore.includes(id),
     );
     expect(firstOfItsCatalog).toBe(urgent.id);
+  });
+
+  it('makes the retry after an unknown launch state wait for a permit before it submits again', async () => {
+    const gate = new LaunchGate(1);
+    const catalog = `gate${Math.random().toString(36).slice(2, 7)}u`;
+    const flaky = taskOf(catalog, 'flaky');
+    const other = taskOf(catalog, 'other');
+    const runner = new UnknownOnceRunner([flaky.id]);
+    const { worker, queue } = catalogWorker(catalog, runner, gate, { backoffMs: 50 });
+    await enqueue(queue, flaky, 1);
+    await enqueue(queue, other, 10);
+    await worker.start();
+
+    // The flaky launch fails with its state unknown and gives its permit back for its
+    // back-off; the other task takes it and holds it in its submission.
+    await until('the unknown launch state', () => runner.failures === 1);
+    await until('the other task submits', () => runner.held === 1);
+    // After its back-off the flaky task launches again: beside the other one's submission
+    // (the bug), or only once it has a permit — then it waits for one, as does the worker's
+    // next fetch.
+    await until('the retry launches or waits', () => runner.held === 2 || gate.waiting === 2);
+    expect(runner.maxSubmitting).toBeLessThanOrEqual(1);
+
+    runner.submitOne();
+    await until('the retry submits', () => runner.held === 1);
+    expect(runner.maxSubmitting).toBeLessThanOrEqual(1);
+    runner.submitOne();
+    await until('both tasks done', async () => {
+      const counts = await queue.getJobCounts('active', 'wait', 'prioritized', 'delayed');
+      return Object.values(counts).every((n) => n === 0);
+    });
+    expect(runner.launches).toEqual([other.id, flaky.id]);
+    expect(runner.submitted).toEqual(new Set([other.id, flaky.id]));
+    // Every permit went back exactly once: none held, none counted twice.
+    await until('the permits are back', () => gate.held === 0);
+    expect(runner.maxSubmitting).toBe(1);
   });
 
   it('closes a worker that waits for a permit, leaving its tasks queued', async () => {

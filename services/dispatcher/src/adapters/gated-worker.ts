@@ -39,6 +39,19 @@ export class GatedWorker extends Worker {
     return token === undefined ? undefined : this.#permits.get(token);
   }
 
+  /**
+   * A new permit for the job taken with `token`, once it has given its own back: the retry of
+   * a run whose state was unknown (its back-off held none, ADR 0040) launches again, so it
+   * waits its turn like any launch. Given back as the first one: at submission, or when the
+   * job's processing ends. Not aborted by `close`: the run may be going on and is followed
+   * to its end, and a permit comes back as soon as some launch in flight is submitted.
+   */
+  async relaunchPermit(token: string): Promise<LaunchPermit> {
+    const permit = await this.#gate.acquire();
+    this.#permits.set(token, permit);
+    return permit;
+  }
+
   protected override async moveToActive(token: string, name?: string): Promise<Job> {
     let permit = this.#gate.tryAcquire();
     if (permit === undefined) {

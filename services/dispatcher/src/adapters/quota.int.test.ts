@@ -1,12 +1,12 @@
 // The leased claims behind the local budget and the large-task slots, on real Redis: checked
 // against the limits in one script, idempotent per claim id, and lapsing unless renewed.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisLargeSlots } from './large-slots.ts';
 import { LocalBudgetQuota } from './quota.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const GiB = 2 ** 30;
@@ -24,14 +24,6 @@ afterAll(async () => {
 });
 
 /** Waits until `probe` holds; no timing assertion. */
-async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (await probe()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe('LocalBudgetQuota', () => {
   it('claims within the budget, counts a run once, refuses past it and frees on release', async () => {
     const binding = testBinding('budget', { cpu: '4', memory: '8Gi' });

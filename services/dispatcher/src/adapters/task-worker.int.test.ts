@@ -1,6 +1,5 @@
 // The worker's bookkeeping around a run, against the real Redis with a scripted runner (no
 // Spark): what it does when the runner fails, and when a job comes back after its run ended.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '@icepack/runtime';
 import {
   assertEventLifecycle,
@@ -11,7 +10,6 @@ import {
   sampleMergeTask,
   sampleTableId,
   type Binding,
-  type HealthFigures,
   type SizingSample,
   type Task,
 } from '@icepack/types';
@@ -35,19 +33,14 @@ import { RedisLargeSlots, type LargeSlotGate } from './large-slots.ts';
 import type { QuotaGate } from './quota.ts';
 import type { SizingModelSource } from './sizing-store.ts';
 import { InMemoryDispatchSink, type DispatchSink } from './task-events.ts';
-import { TaskWorker } from './task-worker.ts';
+import { TaskWorker, type TaskWorkerOptions } from './task-worker.ts';
+import { roomyQuota, tableFigures } from './testing/fixtures.ts';
 import { testBinding } from './testing/test-binding.ts';
+import { until } from './testing/until.ts';
 
 const infra = inject('infra');
 const prefix = `icepack-worker-test-${Math.random().toString(36).slice(2, 8)}`;
 const logger = createLogger({ service: 'task-worker-test', level: 'silent' });
-const figures: HealthFigures = {
-  dataFiles: 9,
-  smallFiles: 8,
-  deleteFiles: 0,
-  snapshots: 3,
-  bytes: 1,
-};
 
 /** A runner that plays a script: one step per `run` call. */
 class ScriptedRunner implements SparkRunner {
@@ -77,12 +70,6 @@ class ScriptedRunner implements SparkRunner {
 
 const succeeds = (): Promise<RunOutcome> => Promise.resolve({ ok: true, reattached: false });
 
-const roomyQuota: QuotaGate = {
-  room: () => Promise.resolve({}),
-  acquire: () => Promise.resolve(true),
-  release: () => Promise.resolve(),
-};
-
 let redis: Redis;
 const open: { worker: TaskWorker; queue: Queue }[] = [];
 
@@ -103,6 +90,7 @@ function setup(
     quotaWaitMs?: number;
     maxStalledCount?: number;
     batch?: BatchLimits;
+    onWait?: TaskWorkerOptions['onWait'];
   } = {},
 ) {
   const sink = options.sink ?? new InMemoryDispatchSink();
@@ -116,7 +104,7 @@ function setup(
     runner,
     quota: options.quota ?? roomyQuota,
     sink,
-    health: { read: () => Promise.resolve(figures) },
+    health: { read: () => Promise.resolve(tableFigures) },
     catalog: { name: catalog, uri: 'http://127.0.0.1:1' },
     logger,
     prefix,
@@ -125,6 +113,7 @@ function setup(
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.sizingModel === undefined ? {} : { sizingModel: options.sizingModel }),
     ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.onWait === undefined ? {} : { onWait: options.onWait }),
   });
   const queue = new Queue(queueNameForCatalog(catalog), { connection: redis, prefix });
   open.push({ worker, queue });
@@ -145,13 +134,6 @@ async function enqueue(queue: Queue, task: Task, priority?: number): Promise<voi
 }
 
 /** Polls until `probe` holds; no timing assertion. */
-async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i += 1) {
-    if (await probe()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 beforeAll(() => {
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
@@ -413,6 +395,55 @@ describe('TaskWorker', () => {
     expect(runner.calls).toHaveLength(1);
   });
 
+  it('tells a quota wait once, not at each re-check; a wait after a runner error is told again (ADR 0041)', async () => {
+    const catalog = `worker-quiet-wait-${Math.random().toString(36).slice(2, 8)}`;
+    // The quota has no room for the first re-checks, cannot be read once, has no room again,
+    // then has room: a script of `room` answers, one per check.
+    const full = { cpuMillicores: 1, memoryBytes: 1 };
+    const answers: ('full' | 'error')[] = ['full', 'full', 'full', 'full', 'error'];
+    answers.push('full', 'full', 'full');
+    let checks = 0;
+    const quota: QuotaGate = {
+      ...roomyQuota,
+      room: () => {
+        const answer = answers[checks++];
+        if (answer === 'error') return Promise.reject(new Error('connect ECONNREFUSED'));
+        return Promise.resolve(answer === 'full' ? full : {});
+      },
+    };
+    const waits: string[] = [];
+    const runner = new ScriptedRunner([succeeds]);
+    const { worker, queue, sink } = setup(catalog, runner, {
+      quota,
+      quotaWaitMs: 20,
+      onWait: (kind) => waits.push(kind),
+    });
+    await worker.start();
+    const task = taskOf(catalog);
+    await enqueue(queue, task);
+    const sunk = sink as InMemoryDispatchSink;
+    await until('success', () => sunk.events.some((e) => e.status === 'succeeded'));
+
+    // Seven checks found no room: three events, not nine — the wait's start, the runner error,
+    // the wait's start after it — each with its reason.
+    expect(checks).toBe(answers.length + 1);
+    expect(statusesOf(sunk, task)).toEqual([
+      'updated',
+      'updated',
+      'updated',
+      'started',
+      'succeeded',
+    ]);
+    const [wait, error, again] = sunk.events;
+    expect(wait?.reason).toMatch(/^waiting for quota: quota has room for cpu 1m/);
+    expect(error?.reason).toMatch(/runner error 1 of 3/);
+    expect(again?.reason).toBe(wait?.reason);
+    // The metrics still count every re-check (a long wait keeps `quota_waits` rising).
+    expect(waits).toEqual(Array<string>(7).fill('quota'));
+    assertEventLifecycle(sunk.events);
+    expect(runner.calls).toHaveLength(1);
+  });
+
   it('reports a run that ended before its dispatcher died, and does not run it again', async () => {
     const catalog = 'worker-ended';
     // The first dispatcher hangs right after it reported the outcome (as if killed there):
@@ -442,7 +473,7 @@ describe('TaskWorker', () => {
     expect(forgetful.calls).toEqual([]);
     const second = two.sink as InMemoryDispatchSink;
     expect(second.events.map((e) => [e.status, e.runId])).toEqual([['succeeded', 'run-1']]);
-    expect(second.events[0]?.before).toEqual(figures);
+    expect(second.events[0]?.before).toEqual(tableFigures);
     // The cost is the ended run's, as recorded when it ended: not the time until the re-report.
     const firstSucceeded = first.events.find((e) => e.status === 'succeeded');
     expect(second.events[0]?.cost).toEqual(firstSucceeded?.cost);

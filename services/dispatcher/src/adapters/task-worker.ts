@@ -21,6 +21,7 @@ import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
+import { waitIsNews, waitMark, WaitKind } from '../domain/waits.ts';
 import {
   minFileSizeOf,
   minInputFilesOf,
@@ -95,6 +96,11 @@ export interface TaskWorkerOptions {
   /** Told the time from dequeue (BullMQ `processedOn`) to the run being submitted. */
   readonly onDispatched?: (latencyMs: number, task: Task) => void;
   /**
+   * Told each time a task goes back to wait (for quota or a large-task slot), every re-check
+   * included: only the start of a wait is a task event (ADR 0041).
+   */
+  readonly onWait?: (kind: WaitKind, task: Task) => void;
+  /**
    * Batched runs (ADR 0027): a small task taken from the queue takes further small waiting
    * tasks of it into one Spark application, within these bounds. Default none: every task
    * runs alone. Needs a runner with `runBatch`; without one every task runs alone.
@@ -134,6 +140,12 @@ const Field = {
    * leader may take it (batch-claims.ts); a retry's back-off is a new attempt, never taken.
    */
   quotaWait: 'icepack:quota-wait',
+  /**
+   * `waitMark` of the wait last told with an `updated` event (ADR 0041): a re-check that finds
+   * the task still waiting for the same is not told again. Emptied when the dispatcher puts
+   * the task back for another reason (a runner error), so the wait after it is told.
+   */
+  waitTold: 'icepack:wait-told',
 } as const;
 
 /** The batch a job's attempt runs in: the batch run's key and the job's own attempt. */
@@ -187,8 +199,11 @@ interface Run {
   runId: string;
   /** How much larger than sized this attempt runs (after out-of-memory or time-out). */
   readonly grow: Growth;
-  /** The launch gate's permit this processing holds (ADR 0040); given back at submission. */
-  readonly permit?: LaunchPermit | undefined;
+  /**
+   * The launch gate's permit this processing holds (ADR 0040); given back at submission, or
+   * before a back-off. A retry that may launch again takes a new one (`#relaunchPermit`).
+   */
+  permit?: LaunchPermit | undefined;
 }
 
 /** What is known of the attempt's run while it is being dispatched. */
@@ -209,6 +224,8 @@ interface Progress {
   size?: JobSize;
   /** The batch this attempt runs in, once recorded (`Field.batch`). */
   batch?: BatchRef;
+  /** The wait last told for the job (`Field.waitTold`), as read when its processing began. */
+  waitTold?: string | null;
 }
 
 /** A task held for a batch: its run, and when and from what figures it started. */
@@ -250,9 +267,12 @@ function jobFigures(end: RunEnd): JobLedgerFigures | undefined {
 export class TaskWorker {
   readonly queueName: string;
   readonly #o: Required<
-    Omit<TaskWorkerOptions, 'sizing' | 'onDispatched' | 'sizingModel' | 'batch' | 'launchGate'>
+    Omit<
+      TaskWorkerOptions,
+      'sizing' | 'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate'
+    >
   > &
-    Pick<TaskWorkerOptions, 'onDispatched' | 'sizingModel' | 'batch' | 'launchGate'> & {
+    Pick<TaskWorkerOptions, 'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate'> & {
       sizing: SizingOptions;
     };
   readonly #queue: Queue;
@@ -370,6 +390,18 @@ export class TaskWorker {
   }
 
   /**
+   * A permit for the retry of a run whose state was unknown: its back-off gave the first one
+   * back (a failing catalog must not hold the gate), but the retry re-attaches or launches
+   * anew, and a launch holds a permit while it submits (ADR 0040). Released at submission or
+   * when the job's processing ends, like the first; none without a gate.
+   */
+  async #relaunchPermit(run: Run): Promise<void> {
+    if (run.permit === undefined || !(this.#worker instanceof GatedWorker)) return;
+    if (run.token === undefined) return;
+    run.permit = await this.#worker.relaunchPermit(run.token);
+  }
+
+  /**
    * Told that the run's application is submitted (or found submitted): the launch gate's
    * permit goes back (ADR 0040), the dispatch latency is recorded.
    */
@@ -397,6 +429,7 @@ export class TaskWorker {
       runnerErrorsText,
       growText,
       batchText,
+      waitToldText,
     ] = await this.#o.connection.hmget(
       this.#jobKey(job),
       Field.attempt,
@@ -407,6 +440,7 @@ export class TaskWorker {
       Field.runnerErrors,
       Field.grow,
       Field.batch,
+      Field.waitTold,
     );
     const attempt = Number(attemptText ?? '1');
     const taskRun = `${task.id}@${String(job.timestamp)}`;
@@ -451,6 +485,7 @@ export class TaskWorker {
       claimed: false,
       largeSlot: false,
       cores: undefined,
+      waitTold: waitToldText,
       ...(batch === undefined ? {} : { batch }),
     };
     let errors = Number(runnerErrorsText ?? '0');
@@ -470,6 +505,9 @@ export class TaskWorker {
           // queue (the planner leaves it alone), in the quota (its claim is kept) and for a
           // drain (the worker waits for it) — until its end is known.
           await this.#unknownRun(run, error as Error, errors, progress);
+          // The next turn may launch again (the same name, if the run never got there): like
+          // every launch, it holds a permit while it submits.
+          await this.#relaunchPermit(run);
         }
       }
     } finally {
@@ -581,12 +619,22 @@ export class TaskWorker {
     return true;
   }
 
-  /** The task waits (delayed, not failed) and is tried again; its worker slot takes the next. */
-  async #waitAgain(run: Run, progress: Progress, reason: string): Promise<never> {
-    this.#log(run).info({ reason }, 'waiting');
+  /**
+   * The task waits (delayed, not failed) and is tried again after `quotaWaitMs`; its worker
+   * slot takes the next. Only a wait's start is told (`updated` with the reason, ADR 0041):
+   * the re-checks that find it still waiting are logged at debug and counted (`onWait`).
+   */
+  async #waitAgain(run: Run, progress: Progress, kind: WaitKind, reason: string): Promise<never> {
+    const news = waitIsNews(progress.waitTold, run.attempt, kind);
+    if (news) this.#log(run).info({ reason }, 'waiting');
+    else this.#log(run).debug({ reason }, 'still waiting');
+    this.#o.onWait?.(kind, run.task);
     await this.#release(run, progress);
-    await this.#event(run.task, 'updated', { runId: run.runId, reason });
-    await this.#o.connection.hset(this.#jobKey(run.job), Field.quotaWait, String(run.attempt));
+    if (news) await this.#event(run.task, 'updated', { runId: run.runId, reason });
+    await this.#o.connection.hset(this.#jobKey(run.job), {
+      [Field.quotaWait]: String(run.attempt),
+      [Field.waitTold]: waitMark(run.attempt, kind),
+    });
     await run.job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
     throw new DelayedError();
   }
@@ -619,7 +667,7 @@ export class TaskWorker {
     const launched =
       progress.started && (await runner.isLaunched({ taskRun, attempt, binding, task }));
     if (!progress.claimed && !(await this.#admitLarge(run, progress, launched)))
-      return this.#waitAgain(run, progress, LARGE_SLOTS_BUSY);
+      return this.#waitAgain(run, progress, WaitKind.largeSlot, LARGE_SLOTS_BUSY);
     const room = launched ? {} : await this.#o.quota.room(binding);
     // A fresh small attempt may take further waiting small tasks with it (ADR 0027); the
     // batch is sized as its largest task would be, and claims quota once.
@@ -633,7 +681,7 @@ export class TaskWorker {
       (!decision.fits || !(await this.#o.quota.acquire(binding, claimId, decision.size.request)))
     ) {
       const reason = decision.fits ? 'quota claimed by another task' : decision.reason;
-      return this.#waitAgain(run, progress, `waiting for quota: ${reason}`);
+      return this.#waitAgain(run, progress, WaitKind.quota, `waiting for quota: ${reason}`);
     }
 
     // Ours now — or, for a run launched before a restart, the claim its dispatcher made (if
@@ -937,7 +985,8 @@ export class TaskWorker {
     return this.#retryLater(
       run,
       'updated',
-      { [Field.runnerErrors]: String(errors) },
+      // The task's last event is this one now: a wait after it is told again.
+      { [Field.runnerErrors]: String(errors), [Field.waitTold]: '' },
       error,
       next.delayMs,
       next.reason,

@@ -28,7 +28,10 @@ export class LaunchGate {
     return this.#held;
   }
 
-  /** Callers waiting for a permit now (a catalog worker waits with at most one). */
+  /**
+   * Callers waiting for a permit now: a catalog worker's fetch (at most one per worker) and
+   * runs retried after an unknown launch state.
+   */
   get waiting(): number {
     return this.#waiters.length;
   }
@@ -41,6 +44,8 @@ export class LaunchGate {
   }
 
   /** A permit, after those who asked before; none if `signal` aborts first (a closing worker). */
+  acquire(): Promise<LaunchPermit>;
+  acquire(signal?: AbortSignal): Promise<LaunchPermit | undefined>;
   acquire(signal?: AbortSignal): Promise<LaunchPermit | undefined> {
     const now = this.tryAcquire();
     if (now !== undefined || signal?.aborted === true) return Promise.resolve(now);
