@@ -32,10 +32,12 @@ export { Topics, TopicKind, TopicSpecs, type Topic, type TopicSpec } from './top
 export { BULLMQ_PREFIX, JOB_RUN_LOCATION_FIELD, queueNameForCatalog } from './queue-names.ts';
 export { QUOTA_USE_EVERY_MS, quotaUseKey, quotaUseSchema, type QuotaUse } from './quota-use.ts';
 export {
+  MAX_KEPT_SIZING_SAMPLES,
   MAX_SIZING_SAMPLES,
   sizingModelKey,
   sizingModelSchema,
   sizingSampleSchema,
+  sizingKeptSamplesKey,
   sizingSamplesKey,
   type SizingModel,
   type SizingSample,

@@ -46,6 +46,19 @@ export function sizingSamplesKey(catalog: string): string {
 }
 
 /**
+ * Samples kept apart per catalog: the newest this many of the runs the fit must not forget —
+ * runs large enough to measure throughput, and runs that ran out of memory or time. In a lake
+ * of mostly small tables the newest {@link MAX_SIZING_SAMPLES} are all small runs, which the
+ * fit does not count.
+ */
+export const MAX_KEPT_SIZING_SAMPLES = 50;
+
+/** The Redis list of a catalog's kept samples, newest first (`LPUSH` + `LTRIM`). */
+export function sizingKeptSamplesKey(catalog: string): string {
+  return `icepack:sizing:kept:${catalog}`;
+}
+
+/**
  * The sizing model a dispatcher uses for a catalog, published under `sizingModelKey(catalog)`
  * each time it refreshes it (expiring after three missed refreshes) for the planner API's
  * `GET /v1/catalogs/{catalog}/sizing`.

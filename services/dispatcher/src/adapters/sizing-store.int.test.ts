@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { createLogger } from '@icepack/runtime';
 import {
+  sizingKeptSamplesKey,
   sizingModelKey,
   sizingModelSchema,
   sizingSamplesKey,
@@ -48,15 +49,23 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const name of catalogs) await redis.del(sizingSamplesKey(name), sizingModelKey(name));
+  for (const name of catalogs) {
+    await redis.del(sizingSamplesKey(name), sizingKeptSamplesKey(name), sizingModelKey(name));
+  }
   redis.disconnect();
 });
 
 describe('the learned sizing store', () => {
-  it('keeps the newest samples of a catalog, at most maxSamples, apart from other catalogs', async () => {
+  it('keeps the newest samples of a catalog, at most maxSamples (kept runs at most maxKeptSamples), apart from other catalogs', async () => {
     const a = catalog();
     const b = catalog();
-    const store = new LearnedSizingStore({ redis, catalog: a, logger, maxSamples: 3 });
+    const store = new LearnedSizingStore({
+      redis,
+      catalog: a,
+      logger,
+      maxSamples: 3,
+      maxKeptSamples: 1,
+    });
     for (let i = 0; i < 5; i += 1) {
       await store.record(sample(prior, `2026-12-02T10:00:0${String(i)}.000Z`));
     }
@@ -68,6 +77,8 @@ describe('the learned sizing store', () => {
       '2026-12-02T10:00:02.000Z',
     ]);
     expect(await redis.llen(sizingSamplesKey(b))).toBe(1);
+    // The 1 GiB runs are kept apart too, bounded likewise; the newest is counted once.
+    expect(await redis.llen(sizingKeptSamplesKey(a))).toBe(1);
   });
 
   it('sizes from the prior until refreshed, then from the fit, and publishes the model', async () => {
@@ -128,5 +139,36 @@ describe('the learned sizing store', () => {
     expect(model.bytesPerCoreSecond.fitted).toBeGreaterThan(prior);
     expect(model.bytesPerCore).toBe(DEFAULT_SIZING.bytesPerCore);
     expect(store.options()).toEqual({});
+  });
+
+  it('keeps the runs the fit learns from when many small runs follow them', async () => {
+    // Cost benchmark, 2026-12-03: five 300 MB merges, then 400 small tasks of one catalog; at
+    // the end the model had 200 samples and used none — the large runs had been trimmed away
+    // and the fit was back at the prior. An out-of-memory run is as rare and as telling.
+    const name = catalog();
+    const store = new LearnedSizingStore({ redis, catalog: name, logger, maxSamples: 10 });
+    await store.record(sample(prior * 2, '2026-12-02T09:00:00.000Z'));
+    await store.record({ ...sample(prior), outcome: 'oom', at: '2026-12-02T09:00:01.000Z' });
+    for (let i = 0; i < 30; i += 1) {
+      await store.record({ ...sample(prior), bytes: 300_000, cpuSeconds: 2 });
+    }
+    const model = await store.refresh();
+    expect(model.samples).toEqual({ total: 12, used: 1, oom: 1, timeout: 0 });
+    expect(model.bytesPerCoreSecond.fitted).toBeGreaterThan(prior);
+    // Newest first: the small runs, then the older kept ones, none twice.
+    const kept = await store.samples();
+    expect(kept.slice(10).map((s) => s.at)).toEqual([
+      '2026-12-02T09:00:01.000Z',
+      '2026-12-02T09:00:00.000Z',
+    ]);
+  });
+
+  it('does not count a kept run twice while it is also among the newest', async () => {
+    const name = catalog();
+    const store = new LearnedSizingStore({ redis, catalog: name, logger });
+    for (let i = 0; i < 3; i += 1) await store.record(sample(prior * 2));
+    const model = await store.refresh();
+    expect(model.samples).toEqual({ total: 3, used: 3, oom: 0, timeout: 0 });
+    expect(await redis.llen(sizingKeptSamplesKey(name))).toBe(3);
   });
 });

@@ -1,6 +1,8 @@
 import type { Logger } from '@icepack/runtime';
 import {
+  MAX_KEPT_SIZING_SAMPLES,
   MAX_SIZING_SAMPLES,
+  sizingKeptSamplesKey,
   sizingModelKey,
   sizingSampleSchema,
   sizingSamplesKey,
@@ -8,7 +10,7 @@ import {
   type SizingSample,
 } from '@icepack/types';
 import type { Redis } from 'ioredis';
-import { fitSizing } from '../domain/learned-sizing.ts';
+import { fitSizing, keptApart } from '../domain/learned-sizing.ts';
 import { DEFAULT_SIZING, type SizingOptions } from '../domain/sizing.ts';
 
 /** A sample longer than this is not read (one is about 200 bytes). */
@@ -34,6 +36,8 @@ export interface LearnedSizingStoreOptions {
   readonly prior?: SizingOptions;
   /** Samples kept. Default `MAX_SIZING_SAMPLES`. */
   readonly maxSamples?: number;
+  /** Runs kept apart (`keptApart`: large, out of memory or time). Default `MAX_KEPT_SIZING_SAMPLES`. */
+  readonly maxKeptSamples?: number;
   /**
    * The group's executor heap per core (`executorMemory / executorCores`): the prior of the
    * fitted heap per core. Without it the heap is not learned.
@@ -43,7 +47,8 @@ export interface LearnedSizingStoreOptions {
 
 /**
  * A catalog's run samples in Redis (`sizingSamplesKey`, a list, newest first, the last
- * `maxSamples`) and the model fitted from them. The model is fitted again every `refreshMs`,
+ * `maxSamples`; the runs the fit must not forget also in `sizingKeptSamplesKey`, the last
+ * `maxKeptSamples`) and the model fitted from them. The model is fitted again every `refreshMs`,
  * not per task, and published under `sizingModelKey` (expiring after three refreshes) for the
  * planner API. Before the first refresh, or when a refresh fails, jobs are sized from the
  * last fit (the prior at first).
@@ -60,6 +65,7 @@ export class LearnedSizingStore implements SizingModelSource {
       refreshMs: 60_000,
       prior: {},
       maxSamples: MAX_SIZING_SAMPLES,
+      maxKeptSamples: MAX_KEPT_SIZING_SAMPLES,
       ...options,
     };
     this.#options = this.#o.prior;
@@ -72,20 +78,33 @@ export class LearnedSizingStore implements SizingModelSource {
   async record(sample: SizingSample): Promise<void> {
     const key = sizingSamplesKey(this.#o.catalog);
     try {
-      await this.#o.redis
+      const value = JSON.stringify(sizingSampleSchema.parse(sample));
+      const tx = this.#o.redis
         .multi()
-        .lpush(key, JSON.stringify(sizingSampleSchema.parse(sample)))
-        .ltrim(key, 0, this.#o.maxSamples - 1)
-        .exec();
+        .lpush(key, value)
+        .ltrim(key, 0, this.#o.maxSamples - 1);
+      if (keptApart(sample)) {
+        const kept = sizingKeptSamplesKey(this.#o.catalog);
+        tx.lpush(kept, value).ltrim(kept, 0, this.#o.maxKeptSamples - 1);
+      }
+      await tx.exec();
     } catch (error) {
       this.#o.logger.warn({ err: error, catalog: this.#o.catalog }, 'sizing sample not recorded');
     }
   }
 
-  /** The stored samples, newest first; one that is not a sample is skipped and logged. */
+  /**
+   * The stored samples, newest first: the newest ones, then the kept ones older than those
+   * (a kept run still among the newest is in both lists and counted once). One that is not a
+   * sample is skipped and logged.
+   */
   async samples(): Promise<SizingSample[]> {
     const key = sizingSamplesKey(this.#o.catalog);
-    const values = await this.#o.redis.lrange(key, 0, this.#o.maxSamples - 1);
+    const [recent, kept] = await Promise.all([
+      this.#o.redis.lrange(key, 0, this.#o.maxSamples - 1),
+      this.#o.redis.lrange(sizingKeptSamplesKey(this.#o.catalog), 0, this.#o.maxKeptSamples - 1),
+    ]);
+    const values = [...recent, ...olderKept(recent, kept)];
     const samples: SizingSample[] = [];
     let invalid = 0;
     for (const value of values) {
@@ -137,6 +156,21 @@ export class LearnedSizingStore implements SizingModelSource {
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/**
+ * The kept values not also among the newest: each kept value is skipped once for every time
+ * it occurs among them (the same run was pushed to both lists in one transaction).
+ */
+function olderKept(recent: readonly string[], kept: readonly string[]): string[] {
+  const inRecent = new Map<string, number>();
+  for (const v of recent) inRecent.set(v, (inRecent.get(v) ?? 0) + 1);
+  return kept.filter((v) => {
+    const n = inRecent.get(v) ?? 0;
+    if (n === 0) return true;
+    inRecent.set(v, n - 1);
+    return false;
+  });
 }
 
 function safeJson(text: string): unknown {

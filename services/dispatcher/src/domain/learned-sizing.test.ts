@@ -4,6 +4,7 @@ import {
   DEFAULT_LEARNED_SIZING,
   fitSizing,
   HEAP_HEADROOM,
+  keptApart,
   runSample,
   TARGET_RUN_SECONDS,
 } from './learned-sizing.ts';
@@ -113,6 +114,16 @@ describe('fitSizing', () => {
     const fit = fitSizing([], { bytesPerCore: GiB, filesPerCore: 100 });
     expect(fit.options).toEqual({ bytesPerCore: GiB, filesPerCore: 100 });
     expect(fit.model.bytesPerCoreSecond.prior).toBe(GiB / TARGET_RUN_SECONDS);
+  });
+});
+
+describe('keptApart', () => {
+  it('keeps the runs the fit counts or learns a heap from, not the small successes', () => {
+    const min = DEFAULT_LEARNED_SIZING.minSampleBytes;
+    expect(keptApart(run(min, prior))).toBe(true);
+    expect(keptApart(run(min - 1, prior))).toBe(false);
+    expect(keptApart(run(300_000, prior, { outcome: 'oom' }))).toBe(true);
+    expect(keptApart(run(300_000, prior, { outcome: 'timeout' }))).toBe(true);
   });
 });
 

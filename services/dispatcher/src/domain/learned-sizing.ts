@@ -43,6 +43,19 @@ export interface LearnedSizing {
 }
 
 /**
+ * A run the fit must not forget when many others follow it: large enough to count for the
+ * throughput, or out of memory or time (its heap need, and the reason a task grew). Such runs
+ * are also kept apart from the newest samples (`sizingKeptSamplesKey`): a catalog of mostly
+ * small tables would otherwise push its few large runs out of the window within minutes.
+ */
+export function keptApart(
+  sample: SizingSample,
+  settings: LearnedSizingSettings = DEFAULT_LEARNED_SIZING,
+): boolean {
+  return sample.outcome !== 'ok' || sample.bytes >= settings.minSampleBytes;
+}
+
+/**
  * Core-seconds a run spent: the CPU it used when measured, else its wall time × the cores it
  * requested (an upper bound: idle cores count). CPU is preferred so that an over-sized job
  * does not look slow and get sized larger still.
