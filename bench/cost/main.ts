@@ -4,10 +4,11 @@
 // requested and used for small-table and large-table tasks, runs killed for memory and each
 // task's outcome, and checks every table's rows and checksum before and after. Writes
 // bench/results/cost-[<label>-]<date>.md and the raw figures under $ICEPACK_RUN/cost/.
-// `./dev bench cost report [flags] RAW.json…` writes the report again from raw figures.
+// `./dev bench cost report [flags] RAW.json[.gz]…` writes the report again from raw figures.
 // Exits 3 when a mode's data differ, a Spark job ran twice, or the queue did not drain.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { infraEnv } from '@icepack/test';
 import { runCost } from './cost.ts';
 import { OptionError, parseOptions } from './domain/options.ts';
@@ -20,7 +21,7 @@ const log = (text: string): void => {
   process.stderr.write(`[cost ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
 };
 const USAGE =
-  'usage: ./dev bench cost [--small N] [--large N] [--mode batched,single] [--sizing learned,fixed] [--single-small N] [--large-mb MB] [--large-files N] [--settle-minutes M] [--label L] [--out DIR]\n       ./dev bench cost report [the same flags] RAW.json…';
+  'usage: ./dev bench cost [--small N] [--large N] [--mode batched,single] [--sizing learned,fixed] [--single-small N] [--large-mb MB] [--large-files N] [--settle-minutes M] [--label L] [--out DIR]\n       ./dev bench cost report [the same flags] RAW.json[.gz]…';
 
 async function writeReport(runs: readonly CostRun[], options: CostOptions, command: string) {
   const date = runs[0]!.startedAt.slice(0, 10);
@@ -60,18 +61,24 @@ async function measure(options: CostOptions, argv: readonly string[]): Promise<C
 }
 
 /**
- * `report [flags] RAW.json…`: the report again from raw figures (modes run apart, or a run
- * cut short); the flags describe the tables as in the run's command.
+ * `report [flags] RAW.json[.gz]…`: the report again from raw figures (modes run apart, or a run
+ * cut short; gzipped as kept in `bench/results/raw/`); the flags describe the tables as in the
+ * run's command.
  */
 async function report(argv: readonly string[]): Promise<CostRun[]> {
-  const files = argv.filter((a, i) => a.endsWith('.json') && !argv[i - 1]?.startsWith('--'));
+  const files = argv.filter((a, i) => /\.json(\.gz)?$/.test(a) && !argv[i - 1]?.startsWith('--'));
   if (files.length === 0) throw new OptionError('report: name at least one raw JSON file');
   const options = parseOptions(
     argv.filter((a) => !files.includes(a)),
     join(import.meta.dirname, '..', 'results'),
   );
   const runs = await Promise.all(
-    files.map(async (f) => JSON.parse(await readFile(f, 'utf8')) as CostRun),
+    files.map(async (f) => {
+      const bytes = await readFile(f);
+      return JSON.parse(
+        (f.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'),
+      ) as CostRun;
+    }),
   );
   await writeReport(runs, options, `./dev bench cost report ${argv.join(' ')}`);
   return runs;
