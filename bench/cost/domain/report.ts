@@ -2,7 +2,15 @@
  * The cost benchmark's Markdown report (bench/results/cost-<date>.md). Pure: no I/O.
  */
 import type { CostOptions } from './options.ts';
-import { classCost, extrapolate, maintainedTables, perTaskSaving, problems } from './summary.ts';
+import {
+  classCost,
+  extrapolate,
+  largeMerges,
+  maintainedTables,
+  meanLoad,
+  perTaskSaving,
+  problems,
+} from './summary.ts';
 import type { ClassCost, CostRun, SizeClass } from './summary.ts';
 
 const s = (ms: number): string => (ms / 1000).toFixed(0);
@@ -80,14 +88,39 @@ export function markdownReport(
   }
   out.push('', '## Learned against fixed-constant sizing (large-table tasks)', '');
   for (const mode of new Set(runs.map((r) => r.mode))) {
-    const learned = runs.find((r) => r.mode === mode && r.sizing === 'learned');
-    const fixed = runs.find((r) => r.mode === mode && r.sizing === 'fixed');
-    if (learned === undefined || fixed === undefined) continue;
-    const l = classCost(learned, 'large');
-    const x = classCost(fixed, 'large');
+    const learned = runs.filter((r) => r.mode === mode && r.sizing === 'learned');
+    const fixed = runs.filter((r) => r.mode === mode && r.sizing === 'fixed');
+    if (learned.length === 0 || fixed.length === 0) continue;
+    const sum = (rs: CostRun[], f: (c: ClassCost) => number) =>
+      rs.reduce((n, r) => n + f(classCost(r, 'large')), 0);
+    const passes = (rs: CostRun[]) => (rs.length === 1 ? '' : ` (${String(rs.length)} passes)`);
     out.push(
-      `- ${mode}: large-table span ${s(l.spanMs)} s learned against ${s(x.spanMs)} s fixed; core-seconds requested ${f1(l.coreSecondsRequested)} against ${f1(x.coreSecondsRequested)}; killed for memory ${String(l.killedForMemory)} against ${String(x.killedForMemory)}.`,
+      `- ${mode}: large-table span ${s(sum(learned, (c) => c.spanMs))} s learned${passes(learned)} against ${s(sum(fixed, (c) => c.spanMs))} s fixed${passes(fixed)}; core-seconds requested ${f1(sum(learned, (c) => c.coreSecondsRequested))} against ${f1(sum(fixed, (c) => c.coreSecondsRequested))}; killed for memory ${String(sum(learned, (c) => c.killedForMemory))} against ${String(sum(fixed, (c) => c.killedForMemory))}.`,
     );
+    const l = largeMerges(learned);
+    const x = largeMerges(fixed);
+    const opt = (n: number | undefined) => (n === undefined ? '—' : f1(n));
+    out.push(
+      `- ${mode}, large merges per run, median over every pass: wall ${opt(l.medianRunSeconds)} s learned (${String(l.runs)} runs) against ${opt(x.medianRunSeconds)} s fixed (${String(x.runs)} runs); CPU used ${opt(l.medianCpuSeconds)} against ${opt(x.medianCpuSeconds)} s; cores requested ${opt(l.medianCores)} against ${opt(x.medianCores)}.`,
+    );
+  }
+  if (runs.length > 2) {
+    out.push(
+      '',
+      'Each pass in the order it ran (the passes alternate so that learned and fixed see the same machine):',
+      '',
+      '| pass | mode, sizing | started | mean 1-min load | large merges | median wall s | median CPU s |',
+      '|---|---|---|---|---|---|---|',
+    );
+    [...runs]
+      .sort((a, b) => a.startedAt.localeCompare(b.startedAt))
+      .forEach((r, i) => {
+        const m = largeMerges([r]);
+        const load = meanLoad(r);
+        out.push(
+          `| ${String(i + 1)} | ${name(r)} | ${r.startedAt.slice(0, 16)} | ${load === undefined ? '—' : load.toFixed(1)} | ${String(m.runs)} | ${m.medianRunSeconds === undefined ? '—' : f1(m.medianRunSeconds)} | ${m.medianCpuSeconds === undefined ? '—' : f1(m.medianCpuSeconds)} |`,
+        );
+      });
   }
   out.push(
     '',

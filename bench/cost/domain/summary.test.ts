@@ -6,7 +6,10 @@ import {
   classCost,
   classOf,
   dataMismatches,
+  largeMerges,
   maintainedTables,
+  meanLoad,
+  median,
   perTaskSaving,
   problems,
 } from './summary.ts';
@@ -223,5 +226,84 @@ describe('markdownReport', () => {
       '| single, learned | 60.0 | 600 | no | 2 of 3 | yes | the queue did not drain within the settle cap |',
     );
     expect(md).toContain('out-of-memory: Java heap space');
+  });
+});
+
+describe('largeMerges', () => {
+  const merge = (runMs: number, used: number, requested: number) =>
+    row('large_01', {
+      runId: `r-${String(runMs)}`,
+      runMs,
+      coreSecondsUsed: used,
+      coreSecondsRequested: requested,
+    });
+
+  it('pools the succeeded large-table merges of several passes: count and medians', () => {
+    const a = run({ rows: [merge(40_000, 38, 80), merge(44_000, 40, 88), row('small_0000')] });
+    const b = run({
+      rows: [
+        merge(50_000, 39, 100),
+        row('large_02', { type: 'cleanup', runMs: 5_000 }),
+        row('large_03', { outcome: 'retrying', runMs: 90_000 }),
+      ],
+    });
+    expect(largeMerges([a, b])).toEqual({
+      runs: 3,
+      medianRunSeconds: 44,
+      medianCpuSeconds: 39,
+      medianCores: 2,
+    });
+  });
+
+  it('has no medians without large merges', () => {
+    expect(largeMerges([run({ rows: [row('small_0000')] })])).toEqual({ runs: 0 });
+  });
+
+  it('takes the middle of an even count as the mean of the two middle values', () => {
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeUndefined();
+  });
+
+  it('reads the mean load the run recorded, and nothing from a machine line without it', () => {
+    expect(
+      meanLoad(
+        run({ machine: 'nproc: 2\n1-min load average while maintaining: mean 3.6, max 5.0' }),
+      ),
+    ).toBe(3.6);
+    expect(meanLoad(run())).toBeUndefined();
+  });
+});
+
+describe('markdownReport, passes alternating learned and fixed', () => {
+  it('compares large merges pooled over every pass and lists the passes in the order they ran', () => {
+    const pass = (sizing: 'learned' | 'fixed', startedAt: string, runMs: number, load: string) =>
+      run({
+        sizing,
+        startedAt,
+        machine: `nproc: 2\n1-min load average while maintaining: mean ${load}, max 9`,
+        rows: [
+          row('large_00', {
+            runMs,
+            coreSecondsUsed: runMs / 1000,
+            coreSecondsRequested: (2 * runMs) / 1000,
+          }),
+        ],
+      });
+    const md = markdownReport(
+      [
+        pass('learned', '2026-12-03T17:00:00.000Z', 40_000, '1.5'),
+        pass('fixed', '2026-12-03T17:20:00.000Z', 42_000, '1.4'),
+        pass('learned', '2026-12-03T18:00:00.000Z', 46_000, '2.5'),
+        pass('fixed', '2026-12-03T17:40:00.000Z', 38_000, '1.2'),
+      ],
+      parseOptions(['--small', '1', '--large', '1'], '/out'),
+      './dev bench cost --small 1 --large 1',
+      'Alternating',
+    );
+    expect(md).toContain(
+      '- batched, large merges per run, median over every pass: wall 43.0 s learned (2 runs) against 40.0 s fixed (2 runs); CPU used 43.0 against 40.0 s; cores requested 2.0 against 2.0.',
+    );
+    expect(md).toContain('| 3 | batched, fixed | 2026-12-03T17:40 | 1.2 | 1 | 38.0 | 38.0 |');
+    expect(md).toContain('| 4 | batched, learned | 2026-12-03T18:00 | 2.5 | 1 | 46.0 | 46.0 |');
   });
 });

@@ -157,3 +157,57 @@ export function perTaskSaving(
 
 /** `runs` per-task core-seconds extrapolated to `tasks` tasks (labelled so in the report). */
 export const extrapolate = (perRun: number, tasks: number): number => perRun * tasks;
+
+/** The median of `values`; undefined when empty. */
+export function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** What large-table merges cost per run: their count and medians (absent without runs). */
+export interface LargeMerges {
+  readonly runs: number;
+  readonly medianRunSeconds?: number;
+  readonly medianCpuSeconds?: number;
+  /** Cores the run was sized for: core-seconds requested ÷ run time. */
+  readonly medianCores?: number;
+}
+
+/**
+ * The succeeded large-table merges of `runs` (one pass or several of one mode and sizing,
+ * pooled): the figure issue 18 compares between learned and fixed sizing ("large tables no
+ * slower"). Cleanups are left out: their work does not depend on the sizing.
+ */
+export function largeMerges(runs: readonly CostRun[]): LargeMerges {
+  const rows = runs.flatMap((r) =>
+    r.rows.filter(
+      (x) =>
+        classOf(x.table) === 'large' &&
+        x.type === 'merge' &&
+        x.outcome === 'succeeded' &&
+        x.runMs !== undefined,
+    ),
+  );
+  const runSeconds = rows.map((x) => x.runMs! / 1000);
+  const cpu = rows.flatMap((x) => (x.coreSecondsUsed === undefined ? [] : [x.coreSecondsUsed]));
+  const cores = rows.flatMap((x) =>
+    x.coreSecondsRequested === undefined || x.runMs! <= 0
+      ? []
+      : [x.coreSecondsRequested / (x.runMs! / 1000)],
+  );
+  const m = (values: number[]) => median(values);
+  return {
+    runs: rows.length,
+    ...(m(runSeconds) === undefined ? {} : { medianRunSeconds: m(runSeconds) }),
+    ...(m(cpu) === undefined ? {} : { medianCpuSeconds: m(cpu) }),
+    ...(m(cores) === undefined ? {} : { medianCores: m(cores) }),
+  };
+}
+
+/** The machine's mean 1-minute load while maintaining, as the run recorded it; else undefined. */
+export function meanLoad(run: CostRun): number | undefined {
+  const match = /load average while maintaining: mean ([\d.]+)/.exec(run.machine);
+  return match === null ? undefined : Number(match[1]);
+}
