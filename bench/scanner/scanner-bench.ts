@@ -186,6 +186,13 @@ const trafficRows = (name: string, p: Phase, per: number) =>
     .join('\n');
 
 const names = testNames();
+const memoryOut = process.env.BENCH_MEMORY_OUT;
+const nodeOptions = [
+  ...(process.env.BENCH_PROFILE === undefined
+    ? []
+    : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]),
+  ...(memoryOut === undefined ? [] : [`--import=${join(import.meta.dirname, 'memory-probe.ts')}`]),
+];
 const env = scannerEnv(infra, names, {
   bootstrap: {
     catalogs: [
@@ -216,14 +223,40 @@ const env = scannerEnv(infra, names, {
     ICEPACK_SCANNER_DEBOUNCE: DEBOUNCE,
     ICEPACK_SCANNER_SCAN_PARTITIONS: '12',
     // BENCH_PROFILE=<dir>: a V8 CPU profile of the scanner process, written when it stops.
-    ...(process.env.BENCH_PROFILE === undefined
-      ? {}
-      : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}` }),
+    // BENCH_MEMORY_OUT=<file>: the memory probe, sampled after the first sweep and each re-scan.
+    ...(nodeOptions.length === 0 ? {} : { NODE_OPTIONS: nodeOptions.join(' ') }),
   },
 });
 
 // 1. Discovery and first scan of every table, one replica.
 let scanner: BenchScanner | undefined;
+/** The memory probe's samples (BENCH_MEMORY_OUT), one per point of the run. */
+interface MemorySample {
+  readonly label: string;
+  readonly found: NodeJS.MemoryUsage;
+  readonly collected: NodeJS.MemoryUsage;
+  /** V8's heap size limit in the scanner (from --max-old-space-size, or the machine's or cgroup's memory). */
+  readonly limit?: number;
+}
+const memory: MemorySample[] = [];
+const probeLines = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
+async function sampleMemory(label: string): Promise<void> {
+  if (memoryOut === undefined || scanner === undefined) return;
+  const seen = probeLines(memoryOut).length;
+  process.kill(scanner.child.pid!, 'SIGUSR2');
+  await until(
+    () => Promise.resolve(probeLines(memoryOut).length > seen),
+    300_000,
+    `memory sample ${label}`,
+  );
+  const sample = JSON.parse(probeLines(memoryOut)[seen]!) as Omit<MemorySample, 'label'>;
+  memory.push({ label, ...sample });
+}
 let readyMs = 0;
 const first = await phase(async () => {
   const begin = Date.now();
@@ -246,6 +279,7 @@ const sweeper: BenchScanner = scanner;
 const firstScanMs = first.ms;
 const walk = scanner.lines.find((l) => l.msg === 'discovery walk finished');
 const rssAfterScan = scanner.rssBytes();
+await sampleMemory('after the first sweep');
 const states = await TopicReader.start(infra.kafkaBrokers, names.tableState);
 if (MANIFESTS) {
   // The scanner really read the manifests: a first and a last table's published figures.
@@ -275,6 +309,8 @@ if (MANIFESTS) {
     console.log(`${tableKey(table)}: ${JSON.stringify(got)} (as generated)`);
   }
 }
+
+let rssAfterRescan = 0;
 
 // 2. Re-scan of unchanged tables: one scan request per table, published in batches.
 const logger = createLogger({ service: 'bench', level: 'silent' });
@@ -315,8 +351,10 @@ for (let r = 0; r < RESCANS; r++) {
       );
     }),
   );
+  if (r === RESCANS - 1) rssAfterRescan = scanner.rssBytes();
+  await sampleMemory(`after re-scan ${r + 1}`);
 }
-const rssAfterRescan = scanner.rssBytes();
+if (RESCANS === 0) rssAfterRescan = scanner.rssBytes();
 
 // 3. Commit event → TableState: a metadata commit, its event, until the state arrives.
 const latencies: number[] = [];
@@ -381,4 +419,18 @@ ${[
   ...rescans.map((p, i) => trafficRows(`re-scan ${i + 1}`, p, TOTAL)),
   trafficRows(`commit → state`, commits, Math.max(1, LATENCY_SAMPLES)),
 ].join('\n')}
-`);
+${memory.length === 0 ? '' : memoryTable(memory)}`);
+
+/** As found, then after a full GC (the probe's): MiB of RSS, V8 heap used/total, external, array buffers. */
+function memoryTable(samples: readonly MemorySample[]): string {
+  const m = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+  const row = (u: NodeJS.MemoryUsage) =>
+    `${m(u.rss)} | ${m(u.heapUsed)} / ${m(u.heapTotal)} | ${m(u.external)} | ${m(u.arrayBuffers)}`;
+  return `
+Scanner memory (MiB; process.memoryUsage() in the scanner, by the memory probe), as found and after a full GC${samples[0]?.limit === undefined ? '' : ` (V8 heap size limit ${m(samples[0].limit)} MiB${process.env.BENCH_SCANNER_CGROUP === undefined ? '' : `; cgroup ${process.env.BENCH_SCANNER_CGROUP}`})`}:
+
+| point | RSS | heap used / total | external | array buffers | after GC: RSS | heap used / total | external | array buffers |
+|---|---|---|---|---|---|---|---|---|
+${samples.map((s) => `| ${s.label} | ${row(s.found)} | ${row(s.collected)} |`).join('\n')}
+`;
+}

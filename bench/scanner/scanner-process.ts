@@ -18,7 +18,17 @@ export class BenchScanner {
     env: Record<string, string>,
     entry = process.env.BENCH_SCANNER_ENTRY ?? scannerEntry,
   ): Promise<BenchScanner> {
-    const child = spawn(process.execPath, [entry], {
+    // BENCH_SCANNER_CGROUP=<dir of a cgroup>: the scanner runs in it from its first
+    // instruction (a memory limit as a pod's; Node sizes its heap from the cgroup's limit).
+    const cgroup = process.env.BENCH_SCANNER_CGROUP;
+    const [command, args] =
+      cgroup === undefined
+        ? [process.execPath, [entry]]
+        : [
+            'sh',
+            ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, process.execPath, entry],
+          ];
+    const child = spawn(command, args, {
       env: { ...process.env, ...env, ICEPACK_HTTP_PORT: '0', ICEPACK_HTTP_HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

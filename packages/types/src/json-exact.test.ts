@@ -1,5 +1,10 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { parseJsonExact, stringifyJson } from './json-exact.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 describe('parseJsonExact', () => {
   it.each([
@@ -22,6 +27,25 @@ describe('parseJsonExact', () => {
     ['1.5e300', 1.5e300],
   ])('keeps %s a number', (literal, expected) => {
     expect(parseJsonExact(`[${literal}]`)).toEqual([expected]);
+  });
+
+  it('an exact integer kept from a parse does not keep the whole parsed text alive', () => {
+    // The scanner keeps a table's snapshot ids in its state store for as long as it runs; a
+    // string that was a view of the catalog answer would hold each answer (kilobytes) too.
+    const pad = 2 ** 20;
+    const ids: unknown[] = [];
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 40; i++) {
+      // A text of its own each time (1 MiB), with one unsafe integer in it.
+      const text = `{"snapshot-id":${String(9007199254740993n + BigInt(i))},"pad":"${'x'.repeat(pad + i)}"}`;
+      ids.push((parseJsonExact(text) as { 'snapshot-id': unknown })['snapshot-id']);
+    }
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+    expect(ids[39]).toBe('9007199254741032');
+    // 40 texts of 1 MiB are garbage now; only 40 short strings stay.
+    expect(kept).toBeLessThan(10 * pad);
   });
 
   it('works at any depth and in arrays', () => {

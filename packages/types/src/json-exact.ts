@@ -22,7 +22,9 @@ const keepUnsafeIntegers: ExactReviver = (_key, value, context) => {
   if (typeof value === 'number' && !Number.isSafeInteger(value)) {
     const source = context?.source;
     // Only integer literals: `1e20` or `1.5` are written as floats and stay numbers.
-    if (source !== undefined && INTEGER_LITERAL.test(source)) return source;
+    // The source is a view into the whole parsed text (V8 slices it): a string of its own,
+    // or every id kept (the scanner's stored states) keeps its whole catalog answer alive.
+    if (source !== undefined && INTEGER_LITERAL.test(source)) return BigInt(source).toString();
   }
   return value;
 };
