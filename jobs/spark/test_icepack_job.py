@@ -1014,6 +1014,13 @@ class _Clock:
             self.on_sleep.pop(0)()
 
 
+def open_inbox(tmp: str) -> str:
+    """A resident batch's inbox as the dispatcher makes it before the launch."""
+    inbox = os.path.join(tmp, "inbox")
+    os.makedirs(inbox)
+    return inbox
+
+
 def append(inbox: str, name: str, tasks: list) -> None:
     """The dispatcher's append: written beside the inbox, renamed in (raises when it is closed)."""
     tmp = os.path.join(os.path.dirname(inbox), f".{name}.tmp")
@@ -1063,8 +1070,7 @@ class InboxTest(unittest.TestCase):
     def test_a_list_appended_while_the_inbox_is_open_runs_in_the_same_session_then_the_inbox_closes(self):
         clock = _Clock()
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             # Two seconds into the wait, the dispatcher appends b.
             clock.on_sleep = [lambda: None] * 7 + [lambda: append(inbox, "0001.json", [merge_on("b")])]
             summary, ran, sessions = self.run_resident(tmp, [merge_on("a")], clock)
@@ -1090,7 +1096,7 @@ class InboxTest(unittest.TestCase):
             return real_close(inbox)
 
         with tempfile.TemporaryDirectory() as tmp, mock.patch.object(job, "close_inbox", late_append_then_close):
-            os.makedirs(os.path.join(tmp, "inbox"))
+            open_inbox(tmp)
             summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
             late = self.result_of(tmp, merge_on("late")["id"])
             self.assertEqual(os.listdir(os.path.join(tmp, "inbox.closed")), [])
@@ -1101,8 +1107,7 @@ class InboxTest(unittest.TestCase):
     def test_the_inbox_closes_once_max_tasks_were_taken_and_accepted_lists_still_run(self):
         clock = _Clock()
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             append(inbox, "0001.json", [merge_on("b")])
             append(inbox, "0002.json", [merge_on("c")])
             summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock, max_tasks=2)
@@ -1115,8 +1120,7 @@ class InboxTest(unittest.TestCase):
     def test_an_appended_task_with_a_result_is_not_run_again(self):
         clock = _Clock()
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             append(inbox, "0001.json", [merge_on("a"), merge_on("b")])
             summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
         self.assertEqual(ran, ["a", "b"])
@@ -1125,8 +1129,7 @@ class InboxTest(unittest.TestCase):
     def test_an_appended_task_of_another_catalog_is_bad_input_of_its_own(self):
         clock = _Clock()
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             append(inbox, "0001.json", [merge_on("x", catalog="test"), merge_on("b")])
             _, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
             other = self.result_of(tmp, merge_on("x", catalog="test")["id"])
@@ -1138,8 +1141,7 @@ class InboxTest(unittest.TestCase):
         session_gone = {}
 
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             append(inbox, "0001.json", [merge_on("b")])
             append(inbox, "0002.json", [merge_on("c")])
 
@@ -1161,8 +1163,7 @@ class InboxTest(unittest.TestCase):
     def test_a_bad_list_in_the_inbox_is_set_aside_and_the_session_goes_on(self):
         clock = _Clock()
         with tempfile.TemporaryDirectory() as tmp:
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             append(inbox, "0001.json", {"not": "a list"})
             append(inbox, "0002.json", [merge_on("b")])
             summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
@@ -1176,8 +1177,7 @@ class InboxTest(unittest.TestCase):
             tasks_file = os.path.join(tmp, "tasks.json")
             with open(tasks_file, "w", encoding="utf-8") as fh:
                 fh.write("[]")
-            inbox = os.path.join(tmp, "inbox")
-            os.makedirs(inbox)
+            inbox = open_inbox(tmp)
             code = job.main(["--tasks", tasks_file, "--result-dir", os.path.join(tmp, "r"), "--inbox", inbox])
             self.assertEqual(code, 2)
             self.assertFalse(os.path.exists(inbox))

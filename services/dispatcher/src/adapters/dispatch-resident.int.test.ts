@@ -4,11 +4,10 @@
 // is launched normally, once; a dispatcher killed right before or right after renaming a task
 // into the inbox loses no task and runs none twice. The tables of every test are built in one
 // Spark session and read back in one more.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger } from '@icepack/runtime';
 import {
@@ -38,6 +37,7 @@ import { mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
 import { testBinding } from './testing/test-binding.ts';
 import { SPARK_RUN_POLL, until } from './testing/until.ts';
+import { WorkerProcesses } from './testing/worker-processes.ts';
 
 const infra = inject('infra');
 const suffix = Math.random().toString(36).slice(2, 8);
@@ -48,8 +48,14 @@ const sparkOptions = {
   catalogUri: infra.catalogUri,
   sparkJars: infra.sparkJars,
 };
-const workerScript = resolve(import.meta.dirname, 'testing', 'worker-process.ts');
-const workerLog = join(tmpdir(), `icepack-dispatch-resident-${suffix}.log`);
+const workers = new WorkerProcesses(join(tmpdir(), `icepack-dispatch-resident-${suffix}.log`), {
+  catalogUri: infra.catalogUri,
+  redisUrl: infra.redisUrl,
+  brokers: infra.kafkaBrokers,
+  lockMs: 4_000,
+  runner: 'local',
+  batch: true,
+});
 
 /** Each test's catalog (its queue, its worker) with two small tables of its own. */
 const cases = {
@@ -66,7 +72,6 @@ const targets = Object.values(cases).flatMap((catalogName) =>
 let built: Record<Case, [DispatchTruth, DispatchTruth]>;
 let redis: Redis;
 const cleanups: (() => Promise<void>)[] = [];
-const children = new Set<ChildProcess>();
 
 function truthOf(set: Record<string, DispatchTruth> | undefined): DispatchTruth {
   const t = set?.[KEY];
@@ -86,7 +91,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  workers.killAll();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   redis.disconnect();
 });
@@ -315,36 +320,6 @@ describe('a task appended after the session closed its inbox', () => {
   });
 });
 
-/** Starts a dispatcher worker process; resolves once it takes tasks. */
-function startWorker(config: Record<string, unknown>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [workerScript], {
-    env: {
-      ...process.env,
-      ICEPACK_TEST_WORKER: JSON.stringify({
-        catalogUri: infra.catalogUri,
-        redisUrl: infra.redisUrl,
-        brokers: infra.kafkaBrokers,
-        lockMs: 4_000,
-        runner: 'local',
-        batch: true,
-        ...config,
-      }),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', (code, signal) =>
-    appendFileSync(workerLog, `worker ${String(child.pid)} exited ${String(code ?? signal)}\n`),
-  );
-  return new Promise((ok, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      appendFileSync(workerLog, chunk);
-      if (chunk.toString().includes('ready')) ok(child);
-    });
-    child.on('exit', (code) => fail(new Error(`worker exited ${String(code)} before ready`)));
-  });
-}
-
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((ok) => {
     if (child.exitCode !== null || child.signalCode !== null) ok();
@@ -374,12 +349,17 @@ describe.each([
       await enqueue(queue, tasks[0]);
       // A short idle bound: after the crash no one appends, and the session idles out.
       const resident = { idleSeconds: 10, maxTasks: 2 };
-      const first = await startWorker({ stateDir, catalogName: catalog, resident, crashAtAppend });
+      const first = await workers.start({
+        stateDir,
+        catalogName: catalog,
+        resident,
+        crashAtAppend,
+      });
       await resultDir(stateDir, tasks[0]);
       await enqueue(queue, tasks[1]);
       // It kills itself at the append.
       await exited(first);
-      await startWorker({ stateDir, catalogName: catalog, resident });
+      await workers.start({ stateDir, catalogName: catalog, resident });
       await jobsDone(queue, tasks);
     }, 1_200_000);
 
