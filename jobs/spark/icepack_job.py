@@ -2120,7 +2120,12 @@ def session_alive(spark) -> bool:
 
 
 def run_batch(
-    args: argparse.Namespace, value: Any, start_session=None, run_task=None
+    args: argparse.Namespace,
+    value: Any,
+    start_session=None,
+    run_task=None,
+    clock=None,
+    sleep=None,
 ) -> dict[str, Any]:
     """Runs the batch's tasks one after another in one session; each task's result goes to its
     own file in `args.result_dir` (atomically) and to stdout. A task whose result file exists is
@@ -2130,71 +2135,182 @@ def run_batch(
     with each ended task's outcome in `tasks` (task_outcome). Without `args.result_dir` (the
     Spark operator runner: its application is never launched twice, the name sees to that)
     the results are on stdout and in the summary only.
-    `start_session` and `run_task` are for tests (build_session and run_in_session)."""
-    start_session = start_session or build_session
-    run_task = run_task or run_in_session
+
+    With `args.inbox` (a resident session, ADR 0045) the session then stays up for further task
+    lists the dispatcher renames into the inbox, runs them the same way, and closes the inbox
+    (run_inbox) when it found nothing for `args.idle_seconds` or took `args.max_tasks` tasks.
+    `start_session`, `run_task`, `clock` and `sleep` are for tests (build_session,
+    run_in_session, time.monotonic, time.sleep)."""
+    batch = _Batch(args, start_session or build_session, run_task or run_in_session, clock or time.monotonic)
     entries = parse_batch(value)
-    result_dir = getattr(args, "result_dir", None)
-    if result_dir:
-        os.makedirs(result_dir, exist_ok=True)
-    outcomes: dict[str, dict[str, Any]] = {}
-
-    def ended(payload: dict[str, Any], path: str | None) -> None:
-        write_result(payload, path)
-        outcomes[task_key(payload.get("taskId") or "")] = task_outcome(payload)
-
     # The batch's catalog: its first valid task's. `--catalog-name` only names it in Spark.
-    catalog = next((t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None)
-    pending: list[tuple[dict[str, Any], str | None]] = []
-    skipped = 0
-    for task_id, checked in entries:
-        path = os.path.join(result_dir, task_result_name(task_id)) if result_dir else None
-        if path is not None and os.path.exists(path):
-            print(f"icepack_job: {task_id} has a result already; not run again", file=sys.stderr)
-            skipped += 1
-        elif isinstance(checked, JobError):
-            ended(error_payload(task_id, checked.kind, str(checked)), path)
-        elif checked["table"]["catalog"] != catalog:
-            # One session, one catalog configuration: the dispatcher batches one catalog only.
-            message = f"task.table.catalog is {checked['table']['catalog']}, the batch's is {catalog}"
-            ended(error_payload(task_id, "bad-input", message), path)
-        else:
-            pending.append((checked, path))
-    summary: dict[str, Any] = {"batch": len(entries), "skipped": skipped, "exitCode": ExitCode.OK, "tasks": outcomes}
-    if not pending:
-        return summary
-    args.catalog_name = args.catalog_name or catalog
-    session_started = time.monotonic()
-    spark = None
-    cpu_before = 0.0
-    ran = 0
+    batch.catalog = next((t["table"]["catalog"] for _, t in entries if not isinstance(t, JobError)), None)
     try:
-        spark = start_session(args, "batch")
+        batch.run(entries)
+        if getattr(args, "inbox", None):
+            run_inbox(batch, args.inbox, float(args.idle_seconds), int(args.max_tasks), sleep or time.sleep)
+    except Exception as error:  # noqa: BLE001 — the session failed: the rest have no result
+        failure = failure_payload(None, error)
+        batch.summary.update(exitCode=ExitCode.FAILED, error=failure["error"])
+        print(f"icepack_job: the batch's session failed after {batch.ran} of {batch.taken} tasks", file=sys.stderr)
+        if getattr(args, "inbox", None):
+            # Nothing more may be accepted by a session that is gone: the dispatcher's next
+            # rename fails and it launches the task itself. Files already in: no result, lost.
+            close_inbox(args.inbox)
+    finally:
+        if batch.spark is not None:
+            try:
+                batch.spark.stop()
+            except Exception:  # noqa: BLE001 — stopping a dead session fails; its results are out
+                pass
+    if batch.session_started is not None:
+        batch.summary["ran"] = batch.ran
+    return batch.summary
+
+
+class _Batch:
+    """One application's run of task lists: its session (started at the first task to run), the
+    results so far and the figures the next task counts from."""
+
+    def __init__(self, args: argparse.Namespace, start_session, run_task, clock) -> None:
+        self.args = args
+        self.start_session = start_session
+        self.run_task = run_task
+        self.clock = clock
+        self.result_dir = getattr(args, "result_dir", None)
+        if self.result_dir:
+            os.makedirs(self.result_dir, exist_ok=True)
+        self.catalog: str | None = None
+        self.outcomes: dict[str, dict[str, Any]] = {}
+        self.summary: dict[str, Any] = {"batch": 0, "skipped": 0, "exitCode": ExitCode.OK, "tasks": self.outcomes}
+        self.spark = None
+        # When the session was asked to start (None until a task is to run).
+        self.session_started: float | None = None
+        self.cpu_before = 0.0
+        self.ran = 0
+        self.taken = 0
+        # When the last task ended (None before the first): the idle time before the next one.
+        self.last_end: float | None = None
+
+    def ended(self, payload: dict[str, Any], path: str | None) -> None:
+        write_result(payload, path)
+        self.outcomes[task_key(payload.get("taskId") or "")] = task_outcome(payload)
+
+    def run(self, entries: list[tuple[str, dict[str, Any] | JobError]]) -> None:
+        """Runs one task list (parse_batch's entries) in the session, starting it if needed.
+        Raises when the session failed; the tasks left have no result."""
+        self.summary["batch"] += len(entries)
+        self.taken += len(entries)
+        pending: list[tuple[dict[str, Any], str | None]] = []
+        for task_id, checked in entries:
+            path = os.path.join(self.result_dir, task_result_name(task_id)) if self.result_dir else None
+            if path is not None and os.path.exists(path):
+                print(f"icepack_job: {task_id} has a result already; not run again", file=sys.stderr)
+                self.summary["skipped"] += 1
+            elif isinstance(checked, JobError):
+                self.ended(error_payload(task_id, checked.kind, str(checked)), path)
+            elif self.catalog is None or checked["table"]["catalog"] != self.catalog:
+                # One session, one catalog configuration: the dispatcher batches one catalog only.
+                message = f"task.table.catalog is {checked['table']['catalog']}, the batch's is {self.catalog}"
+                self.ended(error_payload(task_id, "bad-input", message), path)
+            else:
+                pending.append((checked, path))
+        if not pending:
+            return
+        if self.spark is None:
+            self.args.catalog_name = self.args.catalog_name or self.catalog
+            self.session_started = self.clock()
+            self.spark = self.start_session(self.args, "batch")
         for task, path in pending:
             # The first task's duration and CPU include the session's start, as a single task's
             # do; the others count their own (the batch's sum is the session's).
-            started = session_started if ran == 0 else time.monotonic()
+            now = self.clock()
+            started = self.session_started if self.ran == 0 else now
+            idle_ms = int((now - self.last_end) * 1000) if self.last_end is not None else 0
             try:
-                payload = run_task(spark, args, task, started, cpu_before)
+                payload = self.run_task(self.spark, self.args, task, started, self.cpu_before)
             except Exception as error:  # noqa: BLE001 — one task's failure is its own result
-                if not session_alive(spark):
+                if not session_alive(self.spark):
                     raise
                 payload = failure_payload(task["id"], error)
-            ended(payload, path)
-            cpu_before += payload.get("cpuSeconds", 0.0)
-            ran += 1
-    except Exception as error:  # noqa: BLE001 — the session failed: the rest have no result
-        failure = failure_payload(None, error)
-        summary.update(exitCode=ExitCode.FAILED, error=failure["error"])
-        print(f"icepack_job: the batch's session failed after {ran} of {len(pending)} tasks", file=sys.stderr)
-    finally:
-        if spark is not None:
-            try:
-                spark.stop()
-            except Exception:  # noqa: BLE001 — stopping a dead session fails; its results are out
-                pass
-    summary["ran"] = ran
-    return summary
+            if idle_ms > 0:
+                # The session was held, waiting, before this task (ADR 0045): compute the
+                # ledger charges to it beside its own durationMs.
+                payload["idleMs"] = idle_ms
+            self.ended(payload, path)
+            self.last_end = self.clock()
+            self.cpu_before += payload.get("cpuSeconds", 0.0)
+            self.ran += 1
+
+
+# How often a resident session looks into its inbox (seconds): a task waits at most this long
+# before it starts; a listing of a local directory costs nothing next to it.
+INBOX_POLL_SECONDS = 0.25
+#: The closed inbox: `<inbox>` renamed. The rename is the handshake with the dispatcher.
+CLOSED_INBOX_SUFFIX = ".closed"
+
+
+def inbox_files(inbox: str) -> list[str]:
+    """The task lists in the inbox, in name order (the dispatcher's names sort by when they were
+    appended). Only `*.json`: the dispatcher writes elsewhere and renames in, so each is whole."""
+    try:
+        names = os.listdir(inbox)
+    except FileNotFoundError:
+        return []
+    return [os.path.join(inbox, name) for name in sorted(names) if name.endswith(".json") and not name.startswith(".")]
+
+
+def close_inbox(inbox: str) -> str | None:
+    """Renames the inbox to `<inbox>.closed`: from then on a dispatcher's rename into the inbox
+    fails (ENOENT) and the task is not this application's. The closed directory's path, or None
+    when there was no open inbox."""
+    closed = inbox.rstrip(os.sep) + CLOSED_INBOX_SUFFIX
+    try:
+        os.rename(inbox, closed)
+    except FileNotFoundError:
+        return None
+    return closed
+
+
+def run_inbox_file(batch: _Batch, path: str) -> None:
+    """One appended task list, run like the batch's own; removed once run. A file whose tasks
+    cannot be told apart (parse_batch) is set aside as `<file>.bad`: its tasks have no result,
+    and the dispatcher reports them lost when the application ends."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            entries = parse_batch(json.loads(fh.read()))
+    except (ValueError, JobError) as error:
+        print(f"icepack_job: {os.path.basename(path)} in the inbox is not a task list: {error}", file=sys.stderr)
+        batch.summary["badInboxFiles"] = batch.summary.get("badInboxFiles", 0) + 1
+        os.replace(path, path + ".bad")
+        return
+    batch.summary["appended"] = batch.summary.get("appended", 0) + len(entries)
+    batch.run(entries)
+    os.remove(path)
+
+
+def run_inbox(batch: _Batch, inbox: str, idle_seconds: float, max_tasks: int, sleep) -> None:
+    """A resident session (ADR 0045): runs the task lists the dispatcher renames into `inbox`,
+    in name order, until it found nothing for `idle_seconds` or took `max_tasks` tasks; then
+    closes the inbox (close_inbox) and runs what the closed directory holds — lists renamed in
+    before the close — and returns. A list is in the inbox or was refused: none is lost, none
+    runs twice. The time between the last task's end and the close is in `idleMs`."""
+    waiting_since = batch.clock()
+    while batch.taken < max_tasks:
+        files = inbox_files(inbox)
+        if files:
+            run_inbox_file(batch, files[0])
+            waiting_since = batch.clock()
+            continue
+        if batch.clock() - waiting_since >= idle_seconds:
+            break
+        sleep(INBOX_POLL_SECONDS)
+    closed = close_inbox(inbox)
+    batch.summary["idleMs"] = int((batch.clock() - waiting_since) * 1000)
+    if closed is None:
+        return
+    for path in inbox_files(closed):
+        run_inbox_file(batch, path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2340,6 +2456,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--result-file", help="also write the result line here (atomically)")
     parser.add_argument("--result-dir", help="batch: each task's result in <dir>/<hash of task id>.json")
     parser.add_argument(
+        "--inbox",
+        help="batch: after the tasks, run further task lists renamed into this directory (ADR 0045)",
+    )
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=0.0,
+        help="with --inbox: close the inbox after finding nothing in it for this long (default 0)",
+    )
+    parser.add_argument(
+        "--max-tasks",
+        type=int,
+        default=MAX_BATCH_TASKS,
+        help=f"with --inbox: close the inbox once this many tasks were taken (default {MAX_BATCH_TASKS})",
+    )
+    parser.add_argument(
         "--termination-log",
         help="also write the result line to this container termination-message file (Kubernetes)",
     )
@@ -2354,6 +2486,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error("--tasks needs --result-dir: each task's result is a file of its own")
     if args.tasks_json is not None and not (args.result_dir or args.termination_log):
         parser.error("--tasks-json needs --result-dir or --termination-log: where the results go")
+    if args.inbox is not None and args.tasks is None:
+        parser.error("--inbox takes --tasks: an inbox is a batch's, and its results are files")
+    if args.idle_seconds < 0:
+        parser.error(f"--idle-seconds must be 0 or more, not {args.idle_seconds}")
+    if args.max_tasks < 1:
+        parser.error(f"--max-tasks must be 1 or more, not {args.max_tasks}")
     return args
 
 
@@ -2421,6 +2559,10 @@ def main_batch(args: argparse.Namespace, span: JobSpan) -> int:
     except JobError as error:
         failure = error_payload(None, error.kind, str(error))
         summary = {"batch": 0, "exitCode": failure["exitCode"], "error": failure["error"]}
+    if args.inbox:
+        # A bad batch never opened its inbox's loop: closed here, so that the dispatcher's next
+        # rename fails and it launches that task itself (a no-op when run_batch closed it).
+        close_inbox(args.inbox)
     # Also for a bad batch, which ends before the directory is made: the runner reads the
     # summary to tell "bad input, do not retry" from "killed, retry".
     path: str | None = None

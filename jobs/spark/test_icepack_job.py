@@ -998,6 +998,202 @@ UUID = "6f9f3b4e-2d7c-4d7e-9b1a-0c8e5f1a2b3c"
 ORPHAN_NOW_MS = job.parse_instant_ms("2026-12-10T12:00:00Z", "now")
 
 
+class _Clock:
+    """A clock that only `sleep` moves: the inbox's idle bound without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.on_sleep: list = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        if self.on_sleep:
+            self.on_sleep.pop(0)()
+
+
+def open_inbox(tmp: str) -> str:
+    """A resident batch's inbox as the dispatcher makes it before the launch."""
+    inbox = os.path.join(tmp, "inbox")
+    os.makedirs(inbox)
+    return inbox
+
+
+def append(inbox: str, name: str, tasks: list) -> None:
+    """The dispatcher's append: written beside the inbox, renamed in (raises when it is closed)."""
+    tmp = os.path.join(os.path.dirname(inbox), f".{name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(tasks))
+    os.rename(tmp, os.path.join(inbox, name))
+
+
+class InboxTest(unittest.TestCase):
+    """A resident session (`--inbox`, ADR 0045): task lists renamed into the inbox after the
+    batch's own run in the same session; the inbox closed by renaming it."""
+
+    def run_resident(self, tmp: str, tasks: list, clock: _Clock, outcomes: dict | None = None, idle="5", max_tasks=None):
+        session = _FakeSession()
+        sessions: list = []
+        ran: list[str] = []
+        outcomes = outcomes or {}
+
+        def start(args, kind):
+            sessions.append(session)
+            return session
+
+        def run_task(spark, args, task, started, cpu_before):
+            name = task["table"]["name"]
+            ran.append(name)
+            clock.now += 1.0  # each task takes a second
+            outcome = outcomes.get(name)
+            if callable(outcome):
+                raise outcome()
+            return {"ok": True, "taskId": task["id"], "exitCode": 0, "durationMs": int((clock.now - started) * 1000)}
+
+        argv = ["--tasks", "-", "--result-dir", os.path.join(tmp, "results"), "--inbox", os.path.join(tmp, "inbox"), "--idle-seconds", idle]
+        if max_tasks is not None:
+            argv += ["--max-tasks", str(max_tasks)]
+        with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            summary = job.run_batch(job.parse_args(argv), tasks, start, run_task, clock, clock.sleep)
+        self.assertTrue(session.stopped)
+        return summary, ran, len(sessions)
+
+    def result_of(self, tmp: str, task_id: str) -> dict | None:
+        path = os.path.join(tmp, "results", job.task_result_name(task_id))
+        if not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return json.loads(fh.read())
+
+    def test_a_list_appended_while_the_inbox_is_open_runs_in_the_same_session_then_the_inbox_closes(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            # Two seconds into the wait, the dispatcher appends b.
+            clock.on_sleep = [lambda: None] * 7 + [lambda: append(inbox, "0001.json", [merge_on("b")])]
+            summary, ran, sessions = self.run_resident(tmp, [merge_on("a")], clock)
+            b = self.result_of(tmp, merge_on("b")["id"])
+            self.assertFalse(os.path.exists(inbox))
+            self.assertEqual(os.listdir(inbox + ".closed"), [])
+            with self.assertRaises(FileNotFoundError):
+                append(inbox, "0002.json", [merge_on("c")])
+        self.assertEqual((ran, sessions), (["a", "b"], 1))
+        self.assertTrue(b["ok"])
+        # b waited 2 s in a held session: its own duration is its run, the wait is idleMs.
+        self.assertEqual((b["durationMs"], b["idleMs"]), (1000, 2000))
+        self.assertEqual((summary["batch"], summary["appended"], summary["ran"]), (2, 1, 2))
+        # After b, the session waited the whole idle bound before closing.
+        self.assertEqual(summary["idleMs"], 5000)
+
+    def test_a_list_renamed_in_just_before_the_close_runs_from_the_closed_inbox(self):
+        clock = _Clock()
+        real_close = job.close_inbox
+
+        def late_append_then_close(inbox):
+            append(inbox, "0001.json", [merge_on("late")])
+            return real_close(inbox)
+
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(job, "close_inbox", late_append_then_close):
+            open_inbox(tmp)
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
+            late = self.result_of(tmp, merge_on("late")["id"])
+            self.assertEqual(os.listdir(os.path.join(tmp, "inbox.closed")), [])
+        self.assertEqual(ran, ["a", "late"])
+        self.assertTrue(late["ok"])
+        self.assertEqual(summary["appended"], 1)
+
+    def test_the_inbox_closes_once_max_tasks_were_taken_and_accepted_lists_still_run(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", [merge_on("b")])
+            append(inbox, "0002.json", [merge_on("c")])
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock, max_tasks=2)
+            closed = os.listdir(inbox + ".closed")
+        # a and b reach the bound; c was renamed in before the close: accepted, so it runs.
+        self.assertEqual(ran, ["a", "b", "c"])
+        self.assertEqual(closed, [])
+        self.assertEqual(summary["idleMs"], 0)
+
+    def test_an_appended_task_with_a_result_is_not_run_again(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", [merge_on("a"), merge_on("b")])
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
+        self.assertEqual(ran, ["a", "b"])
+        self.assertEqual(summary["skipped"], 1)
+
+    def test_an_appended_task_of_another_catalog_is_bad_input_of_its_own(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", [merge_on("x", catalog="test"), merge_on("b")])
+            _, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
+            other = self.result_of(tmp, merge_on("x", catalog="test")["id"])
+        self.assertEqual(ran, ["a", "b"])
+        self.assertEqual(other["error"]["kind"], "bad-input")
+
+    def test_a_dead_session_closes_the_inbox_and_leaves_the_lists_in_it_without_results(self):
+        clock = _Clock()
+        session_gone = {}
+
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", [merge_on("b")])
+            append(inbox, "0002.json", [merge_on("c")])
+
+            def dies():
+                session_gone["yes"] = True
+                return RuntimeError("py4j: Answer from Java side is empty")
+
+            with mock.patch.object(job, "session_alive", lambda spark: "yes" not in session_gone):
+                summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock, outcomes={"b": dies})
+            left = sorted(os.listdir(inbox + ".closed"))
+            results = [self.result_of(tmp, merge_on(n)["id"]) for n in ("b", "c")]
+        self.assertEqual(ran, ["a", "b"])
+        self.assertEqual(summary["exitCode"], job.ExitCode.FAILED)
+        # Closed: the dispatcher's next append fails. b and c have no result: lost, retried.
+        self.assertFalse(os.path.exists(inbox))
+        self.assertEqual(left, ["0001.json", "0002.json"])
+        self.assertEqual(results, [None, None])
+
+    def test_a_bad_list_in_the_inbox_is_set_aside_and_the_session_goes_on(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", {"not": "a list"})
+            append(inbox, "0002.json", [merge_on("b")])
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock)
+            left = os.listdir(inbox + ".closed")
+        self.assertEqual(ran, ["a", "b"])
+        self.assertEqual(summary["badInboxFiles"], 1)
+        self.assertEqual(left, ["0001.json.bad"])
+
+    def test_main_closes_the_inbox_of_a_bad_batch(self):
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(io.StringIO()):
+            tasks_file = os.path.join(tmp, "tasks.json")
+            with open(tasks_file, "w", encoding="utf-8") as fh:
+                fh.write("[]")
+            inbox = open_inbox(tmp)
+            code = job.main(["--tasks", tasks_file, "--result-dir", os.path.join(tmp, "r"), "--inbox", inbox])
+            self.assertEqual(code, 2)
+            self.assertFalse(os.path.exists(inbox))
+            self.assertTrue(os.path.isdir(inbox + ".closed"))
+
+    def test_inbox_arguments_are_checked(self):
+        for argv, phrase in (
+            (["--task", "-", "--inbox", "/tmp/x"], "--inbox takes --tasks"),
+            (["--tasks", "-", "--result-dir", "/tmp/r", "--inbox", "/tmp/x", "--idle-seconds", "-1"], "--idle-seconds must be 0 or more"),
+            (["--tasks", "-", "--result-dir", "/tmp/r", "--inbox", "/tmp/x", "--max-tasks", "0"], "--max-tasks must be 1 or more"),
+        ):
+            with self.subTest(phrase=phrase), redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit):
+                job.parse_args(argv)
+            self.assertIn(phrase, err.getvalue())
+
+
 def orphans_task(older_than: str = "2026-12-07T12:00:00Z", window_ms: int = 7 * job.DAY_MS) -> dict:
     return {
         "id": "orphans/prod/sales/orders",

@@ -50,6 +50,24 @@ describe('dispatcher config', () => {
       ).toThrow(/ICEPACK_DISPATCHER_BATCH_MAX_TASKS: /);
   });
 
+  it('keeps resident sessions off unless an idle bound is set; refuses bad values by name', () => {
+    const config = loadConfig(configSchema, required);
+    expect(config.ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS).toBe(0);
+    expect(config.ICEPACK_DISPATCHER_SESSION_MAX_TASKS).toBe(100);
+    expect(
+      loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS: '60' })
+        .ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS,
+    ).toBe(60);
+    for (const bad of ['-1', '1.5', 'soon', '3601'])
+      expect(() =>
+        loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS: bad }),
+      ).toThrow(/ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS: /);
+    for (const bad of ['0', 'many'])
+      expect(() =>
+        loadConfig(configSchema, { ...required, ICEPACK_DISPATCHER_SESSION_MAX_TASKS: bad }),
+      ).toThrow(/ICEPACK_DISPATCHER_SESSION_MAX_TASKS: /);
+  });
+
   it('takes extra job environment names, refusing the job credential by name', () => {
     expect(
       loadConfig(configSchema, { ...required, ICEPACK_LOCAL_JOB_ENV: 'MY_CA, KRB5_CONFIG' })

@@ -60,6 +60,14 @@ export const configSchema = baseConfigSchema('dispatcher').extend({
   ICEPACK_DISPATCHER_MAX_LAUNCHES: z.coerce.number().int().min(1).default(DEFAULT_MAX_LAUNCHES),
   /** Tasks in one batch at most (the leader included); 100 is the job's bound. */
   ICEPACK_DISPATCHER_BATCH_MAX_TASKS: z.coerce.number().int().min(2).max(100).default(20),
+  /**
+   * A resident session per catalog (ADR 0045, local runner): a batch application waits this
+   * many seconds for further small tasks of its catalog before it exits. 0 (the default): off,
+   * every batch application exits after its list. Needs `ICEPACK_DISPATCHER_BATCH`.
+   */
+  ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS: z.coerce.number().int().min(0).max(3_600).default(0),
+  /** The most tasks one resident session takes before it exits (its own list's included). */
+  ICEPACK_DISPATCHER_SESSION_MAX_TASKS: z.coerce.number().int().min(1).max(1_000).default(100),
   /** Local runner: the Iceberg Spark runtime jar (`deploy/local/spark.sh env`). */
   ICEPACK_SPARK_JARS: z.string().min(1).optional(),
   /**

@@ -61,6 +61,15 @@ runService(
           ...(config.ICEPACK_DISPATCHER_BATCH
             ? { batch: { maxTasks: config.ICEPACK_DISPATCHER_BATCH_MAX_TASKS } }
             : {}),
+          // ADR 0045; the spark-operator runner ignores it (one application per batch).
+          ...(config.ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS > 0
+            ? {
+                resident: {
+                  idleSeconds: config.ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS,
+                  maxTasks: config.ICEPACK_DISPATCHER_SESSION_MAX_TASKS,
+                },
+              }
+            : {}),
           sizing: {
             learned: config.ICEPACK_SIZING_LEARNED,
             refreshMs: config.ICEPACK_SIZING_REFRESH,

@@ -10,6 +10,7 @@ import type { CatalogAccessPolicy, Logger, SecretResolver } from '@icepack/runti
 import { parseSparkMemoryBytes, type Binding, type Catalog } from '@icepack/types';
 import type { Redis } from 'ioredis';
 import type { BatchLimits } from '../domain/batch.ts';
+import type { ResidentSettings } from '../domain/resident-session.ts';
 import type { LaunchGate } from '../domain/launch-gate.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../runners/spark-operator-runner.ts';
@@ -42,6 +43,11 @@ export interface CatalogWorkerDeps {
   readonly quotaWaitMs: number;
   /** Batched runs (ADR 0027): their bounds; none: every task runs alone. */
   readonly batch?: BatchLimits;
+  /**
+   * A resident session per catalog (ADR 0045): local runner only — the spark-operator runner
+   * has no `appendToBatch` and runs one application per batch. None: off.
+   */
+  readonly resident?: ResidentSettings;
   /** Learned sizing (ADR 0026): on or off, and how often the model is fitted again. */
   readonly sizing?: { readonly learned: boolean; readonly refreshMs: number };
   /** How the figures read reaches the catalog: local catalogs, secret sources. */
@@ -161,6 +167,7 @@ export function createCatalogWorker(
     timeoutMs: deps.timeoutMs,
     quotaWaitMs: deps.quotaWaitMs,
     ...(deps.batch === undefined ? {} : { batch: deps.batch }),
+    ...(deps.resident === undefined ? {} : { resident: deps.resident }),
     ...(deps.launchGate === undefined ? {} : { launchGate: deps.launchGate }),
     ...(metrics === undefined
       ? {}

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { BULLMQ_PREFIX, parseCatalog, queueNameForCatalog, type Task } from '@icepack/types';
 import { until } from '@icepack/test';
@@ -19,6 +18,7 @@ import {
 import { realGroup, type RealGroup } from './testing/real-group.ts';
 import { cleanupTask, mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
+import { WorkerProcesses } from './testing/worker-processes.ts';
 import { testBinding } from './testing/test-binding.ts';
 
 const infra = inject('infra');
@@ -32,7 +32,6 @@ const tableOptions = {
   prefix: `crash_${suffix}`,
 };
 const KEYS = ['unpartitioned-small-files', 'odd-name'];
-const workerScript = resolve(import.meta.dirname, 'testing', 'worker-process.ts');
 /** The worker processes' log lines, for a failure's diagnosis. */
 const workerLog = join(tmpdir(), `icepack-dispatch-crash-${suffix}.log`);
 
@@ -49,7 +48,13 @@ let redis: Redis;
 let queue: Queue;
 let events: TaskEventLog;
 let group: RealGroup;
-const children = new Set<ChildProcess>();
+const workers = new WorkerProcesses(workerLog, {
+  catalogName,
+  catalogUri: infra.catalogUri,
+  redisUrl: infra.redisUrl,
+  brokers: infra.kafkaBrokers,
+  lockMs: 4_000,
+});
 
 function truth(key: string, which: Record<string, DispatchTruth> = before): DispatchTruth {
   const t = which[key];
@@ -59,31 +64,7 @@ function truth(key: string, which: Record<string, DispatchTruth> = before): Disp
 
 /** Starts a dispatcher worker process; resolves once it takes tasks. */
 function startWorker(config: Record<string, unknown>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [workerScript], {
-    env: {
-      ...process.env,
-      ICEPACK_TEST_WORKER: JSON.stringify({
-        catalogName,
-        catalogUri: infra.catalogUri,
-        redisUrl: infra.redisUrl,
-        brokers: infra.kafkaBrokers,
-        lockMs: 4_000,
-        ...config,
-      }),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', (code, signal) =>
-    appendFileSync(workerLog, `worker ${String(child.pid)} exited ${String(code ?? signal)}\n`),
-  );
-  return new Promise((ok, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      appendFileSync(workerLog, chunk);
-      if (chunk.toString().includes('ready')) ok(child);
-    });
-    child.on('exit', (code) => fail(new Error(`worker exited ${String(code)} before ready`)));
-  });
+  return workers.start(config);
 }
 
 function kill(child: ChildProcess): Promise<void> {
@@ -166,7 +147,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
   }, 900_000);
 
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
+    workers.killAll();
     await group.cleanup();
     await queue.obliterate({ force: true });
     await queue.close();
@@ -286,7 +267,7 @@ describe('a dispatcher killed mid-batch runs no task of the batch twice and lose
   }, 900_000);
 
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
+    workers.killAll();
     await batchEvents.stop();
     batchRedis.disconnect();
   });

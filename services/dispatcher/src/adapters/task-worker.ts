@@ -7,6 +7,7 @@ import {
   JOB_RUN_LOCATION_FIELD,
   parseTask,
   queueNameForCatalog,
+  tableKey,
   type Binding,
   type HealthFigures,
   type Task,
@@ -19,6 +20,7 @@ import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.t
 import type { LaunchGate, LaunchPermit } from '../domain/launch-gate.ts';
 import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import { residentOn, selectAppend, type ResidentSettings } from '../domain/resident-session.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import { waitIsNews, waitMark, WaitKind } from '../domain/waits.ts';
@@ -35,7 +37,9 @@ import { errorWithoutResult } from '../runners/job-result.ts';
 import {
   endFigures,
   type BatchRunKey,
+  type BatchTask,
   type CatalogConnection,
+  type ResidentBatch,
   type RunEnd,
   type SparkRunner,
 } from '../runners/spark-runner.ts';
@@ -106,6 +110,13 @@ export interface TaskWorkerOptions {
    * runs alone. Needs a runner with `runBatch`; without one every task runs alone.
    */
   readonly batch?: BatchLimits;
+  /**
+   * A resident session (ADR 0045): a batch application stays up for further small tasks of
+   * its catalog, appended while it lives. Default none (off). Needs `batch` and a runner with
+   * `appendToBatch` (the local runner); the spark-operator runner runs one application per
+   * batch whatever this says.
+   */
+  readonly resident?: ResidentSettings;
   /**
    * The process's launch gate (ADR 0040), shared by all its catalog workers: a task is taken
    * off the queue only with a permit, held until its run is submitted or its processing
@@ -178,6 +189,8 @@ interface Ended {
   /** When the end was known (ms) and the cores the run was sized for: its ledger cost. */
   readonly endedAt?: number;
   readonly cores?: number;
+  /** A resident session's idle time after its last task, charged to its leader (ADR 0045). */
+  readonly idleMs?: number;
 }
 
 /** The recorded end of `attempt`'s run, if that run ended. */
@@ -226,6 +239,8 @@ interface Progress {
   batch?: BatchRef;
   /** The wait last told for the job (`Field.waitTold`), as read when its processing began. */
   waitTold?: string | null;
+  /** The resident session's idle time after its last task, when this run led it (ADR 0045). */
+  idleMs?: number;
 }
 
 /** A task held for a batch: its run, and when and from what figures it started. */
@@ -233,6 +248,8 @@ interface BatchMember {
   readonly run: Run;
   startedAt: number;
   before: HealthFigures | undefined;
+  /** Its end was reported (a resident session reports each as its result appears). */
+  ended?: boolean;
 }
 
 /** What a run's ledger cost is reckoned from. */
@@ -240,6 +257,8 @@ interface CostBasis {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly cores: number;
+  /** Held idle beyond the run's own time: a resident session's wait after its last task. */
+  readonly idleMs?: number;
 }
 
 function coresOf(size: JobSize): number {
@@ -269,10 +288,13 @@ export class TaskWorker {
   readonly #o: Required<
     Omit<
       TaskWorkerOptions,
-      'sizing' | 'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate'
+      'sizing' | 'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate' | 'resident'
     >
   > &
-    Pick<TaskWorkerOptions, 'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate'> & {
+    Pick<
+      TaskWorkerOptions,
+      'onDispatched' | 'onWait' | 'sizingModel' | 'batch' | 'launchGate' | 'resident'
+    > & {
       sizing: SizingOptions;
     };
   readonly #queue: Queue;
@@ -475,6 +497,7 @@ export class TaskWorker {
         endedAt: ended.endedAt ?? Date.now(),
         // Recorded by older dispatchers without it: sized as the run would be without quota.
         cores: ended.cores ?? coresOf(this.#size(task, {}, grow).size),
+        ...(ended.idleMs === undefined ? {} : { idleMs: ended.idleMs }),
       });
     }
 
@@ -522,6 +545,7 @@ export class TaskWorker {
       end,
       endedAt,
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
+      ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs }),
     };
     await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
     await this.#recordSample(run, end, progress, endedAt);
@@ -529,6 +553,7 @@ export class TaskWorker {
       startedAt: progress.startedAt,
       endedAt,
       cores: progress.cores ?? coresOf(this.#size(run.task, {}, grow).size),
+      ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs }),
     });
   }
 
@@ -689,7 +714,8 @@ export class TaskWorker {
     progress.claimed = true;
     progress.cores = coresOf(decision.size);
     progress.size = decision.size;
-    if (candidates.length > 0) {
+    // A resident session (ADR 0045) starts from a lone small task too: the others come later.
+    if (candidates.length > 0 || (fresh && this.#residentFor(run) !== undefined)) {
       const end = await this.#runBatch(run, progress, candidates, decision.size);
       if (end !== undefined) return end;
       // None of them could be held any more: the task runs alone, as sized.
@@ -784,7 +810,8 @@ export class TaskWorker {
       const member = await this.#heldRun(id, token);
       if (member !== undefined) members.push({ run: member, startedAt: 0, before: undefined });
     }
-    if (members.length === 0) return undefined;
+    const settings = this.#residentFor(run);
+    if (members.length === 0 && settings === undefined) return undefined;
     const ref: BatchRef = { batchRun: run.taskRun, attempt: run.attempt, taskAttempt: run.attempt };
     const batchId = this.#batchName(ref);
     run.runId = batchId;
@@ -792,11 +819,12 @@ export class TaskWorker {
     // stall check returns the jobs to the queue, where each follows this batch for itself.
     const renewal = setInterval(() => {
       for (const m of members)
-        m.run.job
-          .extendLock(token, lockMs)
-          .catch((error: unknown) =>
-            this.#log(m.run).warn({ err: error }, 'held job lock not renewed'),
-          );
+        if (m.ended !== true)
+          m.run.job
+            .extendLock(token, lockMs)
+            .catch((error: unknown) =>
+              this.#log(m.run).warn({ err: error }, 'held job lock not renewed'),
+            );
     }, lockMs / 2);
     try {
       for (const m of members) {
@@ -806,7 +834,11 @@ export class TaskWorker {
       }
       Object.assign(progress, await this.#recordStarted(run, ref), { batch: ref });
       this.#log(run).info({ tasks: members.length + 1 }, 'batch starts');
-      const { reattached, ends } = await this.#batchRunner().runBatch({
+      const resident =
+        settings === undefined
+          ? undefined
+          : this.#residentBatch(run, ref, members, size, settings, lockMs);
+      const { reattached, ends, idleMs } = await this.#batchRunner().runBatch({
         batchRun: ref.batchRun,
         attempt: ref.attempt,
         tasks: [run, ...members.map((m) => m.run)].map(({ taskRun, task }) => ({ taskRun, task })),
@@ -816,15 +848,169 @@ export class TaskWorker {
         timeoutMs: this.#o.timeoutMs,
         onSubmitted: this.#submitted(run),
         ...traceparentOf(run.task),
+        ...(resident === undefined ? {} : { resident }),
       });
       if (reattached) this.#log(run).info('followed an existing batch (no second launch)');
       clearInterval(renewal);
-      for (const m of members) await this.#endMember(m, ends.get(m.run.taskRun), size);
+      // A resident session reported most as their results appeared; the rest end here.
+      for (const m of members)
+        if (m.ended !== true) await this.#endMember(m, ends.get(m.run.taskRun), size);
+      // The session's idle tail is held compute of no task's own: the leader carries it.
+      if (idleMs !== undefined && idleMs > 0) progress.idleMs = idleMs;
       return ends.get(run.taskRun) ?? NO_BATCH_END;
     } finally {
       // On an error the held jobs are left to lapse: each then follows the batch for itself.
       clearInterval(renewal);
     }
+  }
+
+  /**
+   * The resident-session settings for a batch this run would lead (ADR 0045), or undefined:
+   * off, batching off, a runner that cannot append (the spark-operator runner: one application
+   * per batch), a job without a lock token, or a task that is not small.
+   */
+  #residentFor(run: Run): ResidentSettings | undefined {
+    const { resident, batch: limits, runner } = this.#o;
+    if (!residentOn(resident) || limits === undefined) return undefined;
+    if (runner.appendToBatch === undefined || runner.runBatch === undefined) return undefined;
+    if (run.token === undefined || !batchable(run.task, limits)) return undefined;
+    return resident;
+  }
+
+  /**
+   * What the leader of a resident session does while its application lives (ADR 0045): at each
+   * look, claims further small waiting tasks of the catalog (`selectAppend`) and appends them —
+   * each held job's batch recorded FIRST (`started`, `icepack:batch`: a dispatcher that dies
+   * from here on is followed by each job for itself), THEN renamed into the inbox; a closed
+   * inbox undoes the record and puts the jobs back to wait. Each member's end is reported as
+   * its result appears. Never throws: a failed look is logged, and the next one tries again.
+   */
+  #residentBatch(
+    leader: Run,
+    ref: BatchRef,
+    members: BatchMember[],
+    size: JobSize,
+    settings: ResidentSettings,
+    lockMs: number,
+  ): ResidentBatch {
+    const byTaskRun = new Map<string, BatchMember>(members.map((m) => [m.run.taskRun, m]));
+    const tableOf = new Map<string, string>(
+      [leader, ...members.map((m) => m.run)].map((r) => [r.taskRun, tableKey(r.task.table)]),
+    );
+    const busy = new Set(tableOf.values());
+    let taken = tableOf.size;
+    return {
+      idleSeconds: settings.idleSeconds,
+      maxTasks: settings.maxTasks,
+      onPoll: async () => {
+        try {
+          if (taken >= settings.maxTasks) return [];
+          const appended = await this.#append(
+            leader,
+            ref,
+            { taken, busy, maxTasks: settings.maxTasks },
+            lockMs,
+          );
+          for (const m of appended) {
+            members.push(m);
+            byTaskRun.set(m.run.taskRun, m);
+            tableOf.set(m.run.taskRun, tableKey(m.run.task.table));
+            busy.add(tableKey(m.run.task.table));
+          }
+          taken += appended.length;
+          return appended.map(({ run }) => ({ taskRun: run.taskRun, task: run.task }));
+        } catch (error) {
+          this.#log(leader).warn({ err: error }, 'resident session: no append this time');
+          return [];
+        }
+      },
+      onEnd: async (taskRun, end) => {
+        const table = tableOf.get(taskRun);
+        if (table !== undefined) busy.delete(table);
+        const member = byTaskRun.get(taskRun);
+        if (member === undefined || member.ended === true) return;
+        member.ended = true;
+        await this.#endMember(member, end, size);
+      },
+    };
+  }
+
+  /** One append to a live resident session (see `#residentBatch`): the members it added. */
+  async #append(
+    leader: Run,
+    ref: BatchRef,
+    session: { taken: number; busy: ReadonlySet<string>; maxTasks: number },
+    lockMs: number,
+  ): Promise<BatchMember[]> {
+    const { runner } = this.#o;
+    const limits = this.#o.batch ?? {};
+    const token = leader.token ?? '';
+    const waiting = await this.#claims.peek(Math.min(100, 3 * (session.maxTasks - session.taken)));
+    const idOf = new Map<Task, string>();
+    for (const job of waiting) {
+      if (job.started) continue;
+      try {
+        idOf.set(parseTask(JSON.parse(job.data)), job.id);
+      } catch {
+        // Invalid data fails in its own processing, with the reason; not appended.
+      }
+    }
+    const chosen = selectAppend(
+      {
+        catalog: leader.task.table.catalog,
+        taken: session.taken,
+        maxTasks: session.maxTasks,
+        busyTables: session.busy,
+      },
+      [...idOf.keys()],
+      limits,
+    );
+    if (chosen.length === 0) return [];
+    const held = await this.#claims.claim(
+      chosen.map((t) => idOf.get(t) ?? ''),
+      token,
+      lockMs,
+    );
+    const added: BatchMember[] = [];
+    for (const id of held) {
+      const run = await this.#heldRun(id, token);
+      if (run !== undefined) added.push({ run, startedAt: 0, before: undefined });
+    }
+    if (added.length === 0) return [];
+    const batchId = this.#batchName(ref);
+    // The record first (`started` and its batch, as a batch member's): a dispatcher that dies
+    // after it leaves each job to follow the batch for itself — its task ran, or it ends lost
+    // and is retried; never a task the application runs unknown to the dispatcher.
+    for (const m of added) {
+      m.run.runId = batchId;
+      Object.assign(m, await this.#recordStarted(m.run, { ...ref, taskAttempt: m.run.attempt }));
+    }
+    const tasks: BatchTask[] = added.map(({ run }) => ({ taskRun: run.taskRun, task: run.task }));
+    if (!(await runner.appendToBatch!(ref, tasks))) {
+      // The inbox closed meanwhile: not this application's. Back to wait, for a launch of
+      // their own (or another leader's batch), as a task that waited for room; their next
+      // `started` repeats this one (events are at least once).
+      for (const m of added) await this.#unrecordStarted(m.run);
+      this.#log(leader).info({ tasks: added.length }, 'resident session closed: not appended');
+      return [];
+    }
+    this.#log(leader).info({ tasks: added.length }, 'resident session: tasks appended');
+    return added;
+  }
+
+  /** Undoes `#recordStarted` and puts the held job back to wait (as one waiting for room). */
+  async #unrecordStarted(run: Run): Promise<void> {
+    const key = this.#jobKey(run.job);
+    await this.#o.connection.hdel(
+      key,
+      Field.started,
+      Field.startedAt,
+      Field.batch,
+      Field.before,
+      Field.run,
+    );
+    await this.#o.connection.hset(key, Field.quotaWait, String(run.attempt));
+    await run.job.moveToDelayed(Date.now(), run.token);
   }
 
   #batchRunner(): Required<Pick<SparkRunner, 'runBatch'>> {
@@ -954,6 +1140,9 @@ export class TaskWorker {
       const ledger = ledgerEntry({
         cores: basis.cores,
         runMs: basis.endedAt - basis.startedAt,
+        // A resident session's held idle time (ADR 0045): before this task, and — for its
+        // leader — after the last one. Compute like the run's own.
+        idleMs: (endFigures(end)?.idleMs ?? 0) + (basis.idleMs ?? 0),
         ...(job ? { job } : {}),
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),

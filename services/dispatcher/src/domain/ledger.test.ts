@@ -70,6 +70,13 @@ describe('ledgerEntry', () => {
     });
   });
 
+  it('charges a resident session’s held idle time as run time (ADR 0046)', () => {
+    expect(ledgerEntry({ cores: 2, runMs: 4_000, idleMs: 6_000 }).cost).toEqual({
+      runMs: 10_000,
+      coreSecondsRequested: 20,
+    });
+  });
+
   it('without figures: the cost only', () => {
     expect(ledgerEntry({ cores: 2, runMs: -5, before })).toEqual({
       cost: { runMs: 0, coreSecondsRequested: 0 },

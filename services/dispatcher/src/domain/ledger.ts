@@ -27,6 +27,12 @@ export interface LedgerInput {
   readonly cores: number;
   /** From `started` to the run's end (ms). */
   readonly runMs: number;
+  /**
+   * Time a resident session was held idle for this run (ADR 0045): its wait before the task
+   * and, for the session's leader, after its last task. Charged as run time: held cores are
+   * compute whether or not they work. Default 0.
+   */
+  readonly idleMs?: number;
   readonly job?: JobLedgerFigures;
   /** The table's figures as the dispatcher read them when the run started and after it. */
   readonly before?: HealthFigures;
@@ -41,7 +47,7 @@ const seconds = (value: number): number => Math.round(value * 1000) / 1000;
  * count), else the table's `before − after`; none without either.
  */
 export function ledgerEntry(input: LedgerInput): { cost: TaskCost; benefit?: TaskBenefit } {
-  const runMs = Math.max(0, Math.round(input.runMs));
+  const runMs = Math.max(0, Math.round(input.runMs + (input.idleMs ?? 0)));
   const { job, before, after } = input;
   const commits = job?.commits;
   const cost: TaskCost = {

@@ -58,6 +58,8 @@ export const jobResultSchema = z.union([
         cores: z.int().min(1),
       })
       .optional(),
+    /** A resident session's wait for this task, held idle, before it started (ADR 0045). */
+    idleMs: z.int().min(0).optional(),
   }),
   z.looseObject({
     ok: z.literal(false),
@@ -118,6 +120,8 @@ export interface RunFigures {
   readonly memory?: NonNullable<JobResult['memory']>;
   /** The table's snapshots when the job loaded it and after its commit. */
   readonly snapshots?: { readonly before: number; readonly after: number };
+  /** Held idle before the task started, in a resident session (ADR 0045): compute, no work. */
+  readonly idleMs?: number;
 }
 
 /** A full result's figures. */
@@ -127,6 +131,7 @@ export function resultFigures(result: JobResult): RunFigures {
     ...(result.cpuSeconds === undefined ? {} : { cpuSeconds: result.cpuSeconds }),
     ...(result.commits === undefined ? {} : { commits: result.commits }),
     ...(result.memory === undefined ? {} : { memory: result.memory }),
+    ...(result.idleMs === undefined ? {} : { idleMs: result.idleMs }),
     snapshots: { before: result.before.snapshots, after: result.after.snapshots },
   };
 }

@@ -2,7 +2,7 @@
 // batch whose process dies with some tasks' results written. The job runs for real (its
 // batch checks are plain Python); `spark-submit` is a stand-in that runs it with Python or
 // dies as the test says. Spark itself: adapters/dispatch-unknown-runs.int.test.ts.
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pythonOfVersion } from '@icepack/test';
@@ -98,4 +98,58 @@ describe('LocalRunner.runBatch without Spark', () => {
     const launches = await readFile(join(runner.batchDir(request), 'runs.log'), 'utf8');
     expect(launches.trim().split('\n')).toHaveLength(1);
   }, 60_000);
+
+  it('appends to a resident batch by rename while its inbox is open, and is refused once the job closed it', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const runner = new LocalRunner({
+      stateDir,
+      pollMs: 50,
+      sparkSubmit: await pythonSubmit(await pythonOfVersion('3.11')),
+    });
+    const later = [{ taskRun: 'merge-c@1', task: merge('c') }];
+    // No batch, no inbox: nothing to append to.
+    const request = batch([merge('a'), merge('a')]);
+    expect(await runner.appendToBatch(request, later)).toBe(false);
+    const polls: number[] = [];
+    // A batch the job refuses as a whole still closes its inbox before it exits.
+    const outcome = await runner.runBatch({
+      ...request,
+      resident: {
+        idleSeconds: 600,
+        maxTasks: 10,
+        onPoll: () => {
+          polls.push(1);
+          return Promise.resolve([]);
+        },
+        onEnd: () => Promise.resolve(),
+      },
+    });
+    expect([...outcome.ends.values()].every((e) => !e.ok)).toBe(true);
+    const dir = runner.batchDir(request);
+    const launch = JSON.parse(await readFile(join(dir, 'runs.log'), 'utf8')) as {
+      resident?: boolean;
+    };
+    expect(launch.resident).toBe(true);
+    expect(await readdir(dir)).toContain('inbox.closed');
+    expect(await runner.appendToBatch(request, later)).toBe(false);
+    // Nothing half-written is left behind a refused append.
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(await readdir(join(dir, 'inbox.closed'))).toEqual([]);
+  }, 60_000);
+
+  it('renames an appended task list into an open inbox, whole', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const runner = new LocalRunner({ stateDir });
+    const request = batch([merge('a')]);
+    await mkdir(join(runner.batchDir(request), 'inbox'), { recursive: true });
+    const later = [{ taskRun: 'merge-b@1', task: merge('b') }];
+    expect(await runner.appendToBatch(request, later)).toBe(true);
+    const files = await readdir(join(runner.batchDir(request), 'inbox'));
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^\d{15}-[0-9a-f]{16}\.json$/);
+    const written = JSON.parse(
+      await readFile(join(runner.batchDir(request), 'inbox', files[0]!), 'utf8'),
+    ) as Task[];
+    expect(written.map((t) => t.id)).toEqual([later[0]!.task.id]);
+  });
 });

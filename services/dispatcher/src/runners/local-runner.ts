@@ -6,6 +6,7 @@ import {
   open,
   readFile,
   rename,
+  rm,
   stat,
   writeFile,
 } from 'node:fs/promises';
@@ -29,6 +30,7 @@ import type {
   BatchOutcome,
   BatchRunKey,
   BatchRunRequest,
+  BatchTask,
   RunEnd,
   RunKey,
   RunOutcome,
@@ -102,11 +104,19 @@ interface LaunchSpec extends Pick<
   readonly jobArgs: readonly string[];
   /** What `runs.log` records of the launch besides the process. */
   readonly logFields: Readonly<Record<string, unknown>>;
+  /** A resident session's inbox (ADR 0045): made before the launch, so appends find it. */
+  readonly inbox?: string;
 }
 
 /** The directory of a batch's per-task results and, in it, the job's summary (jobs/spark). */
 const BATCH_RESULTS = 'results';
 const BATCH_FILE = join(BATCH_RESULTS, 'batch.json');
+/**
+ * A resident session's inbox in the batch's run directory (ADR 0045, jobs/spark `--inbox`):
+ * the dispatcher renames task lists in; the job closes it by renaming it to `inbox.closed`.
+ */
+const INBOX = 'inbox';
+const CLOSED_INBOX = 'inbox.closed';
 
 const TAIL = 3_000;
 
@@ -225,10 +235,17 @@ export class LocalRunner implements SparkRunner {
     await mkdir(dir, { recursive: true });
     try {
       await access(join(dir, BATCH_FILE));
-      return { ends: await this.batchEnds(dir, request), reattached: true };
+      const idleMs = await this.batchIdleMs(dir);
+      return {
+        ends: await this.batchEnds(dir, request.tasks),
+        reattached: true,
+        ...(idleMs === undefined ? {} : { idleMs }),
+      };
     } catch {
       // Not ended yet (or never launched).
     }
+    const { resident } = request;
+    const inbox = join(dir, INBOX);
     const spec: LaunchSpec = {
       ...request,
       appName: `icepack-batch-${runKey(request.batchRun, request.attempt)}`,
@@ -236,14 +253,31 @@ export class LocalRunner implements SparkRunner {
         file: 'tasks.json',
         json: JSON.stringify(request.tasks.map((t) => t.task)),
       },
-      jobArgs: ['--tasks', join(dir, 'tasks.json'), '--result-dir', join(dir, BATCH_RESULTS)],
+      jobArgs: [
+        '--tasks',
+        join(dir, 'tasks.json'),
+        '--result-dir',
+        join(dir, BATCH_RESULTS),
+        ...(resident === undefined
+          ? []
+          : [
+              '--inbox',
+              inbox,
+              '--idle-seconds',
+              String(resident.idleSeconds),
+              '--max-tasks',
+              String(resident.maxTasks),
+            ]),
+      ],
       logFields: {
         // The run id its tasks' events carry, as a single run's line has it.
         runId: this.batchName(request),
         batchRun: request.batchRun,
         attempt: request.attempt,
         taskRuns: request.tasks.map((t) => t.taskRun),
+        ...(resident === undefined ? {} : { resident: true }),
       },
+      ...(resident === undefined ? {} : { inbox }),
     };
     const started = await this.start(dir, spec);
     if ('problem' in started) {
@@ -255,17 +289,105 @@ export class LocalRunner implements SparkRunner {
     }
     const { launch, reattached } = started;
     request.onSubmitted?.();
-    const ended = await this.waitForExit(dir, spec, launch);
+    const tracked = [...request.tasks];
+    const tick = (await this.isResident(dir))
+      ? this.residentTick(dir, tracked, resident)
+      : undefined;
+    const ended = await this.waitForExit(dir, spec, launch, tick);
     if (ended === 'timeout') {
       const error = this.timeoutError(request.timeoutMs);
       await mkdir(join(dir, BATCH_RESULTS), { recursive: true });
       await writeFile(join(dir, BATCH_FILE), JSON.stringify({ exitCode: 1, error }));
     }
-    return { ends: await this.batchEnds(dir, request), reattached };
+    const ends = await this.batchEnds(dir, tracked);
+    const idleMs = await this.batchIdleMs(dir);
+    return { ends, reattached, ...(idleMs === undefined ? {} : { idleMs }) };
+  }
+
+  /**
+   * Appends tasks to the batch's inbox (ADR 0045): written beside it, renamed in — atomic, and
+   * refused (`ENOENT`, false) once the job renamed the inbox to close it, or when the batch has
+   * none. Names sort in the order of the appends (the job runs them in name order).
+   */
+  async appendToBatch(key: BatchRunKey, tasks: readonly BatchTask[]): Promise<boolean> {
+    const first = tasks[0];
+    if (first === undefined) return true;
+    const dir = this.batchDir(key);
+    const name = `${String(Date.now()).padStart(15, '0')}-${taskHash(first.taskRun)}.json`;
+    const tmp = join(dir, `append-${name}.tmp`);
+    try {
+      await writeFile(tmp, JSON.stringify(tasks.map((t) => t.task)));
+      await rename(tmp, join(dir, INBOX, name));
+      return true;
+    } catch (error) {
+      await rm(tmp, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+  }
+
+  /** Was the batch launched as a resident session (its inbox open or closed)? */
+  private async isResident(dir: string): Promise<boolean> {
+    for (const name of [INBOX, CLOSED_INBOX]) {
+      try {
+        await access(join(dir, name));
+        return true;
+      } catch {
+        // Not this one.
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A resident session's look at each poll: its launcher appends (`onPoll`, only while the
+   * inbox is open) and hears each task's end as its result appears (`onEnd`); a follower (no
+   * `resident`: a dispatcher following the batch for its own tasks after a restart) is done
+   * once each of its tasks has a result — the application may idle on for others.
+   */
+  private residentTick(
+    dir: string,
+    tracked: BatchTask[],
+    resident: BatchRunRequest['resident'],
+  ): () => Promise<boolean> {
+    const reported = new Set<string>();
+    return async () => {
+      if (resident !== undefined && (await this.isOpen(join(dir, INBOX))))
+        tracked.push(...(await resident.onPoll()));
+      for (const { taskRun, task } of tracked) {
+        if (reported.has(taskRun)) continue;
+        const end = await this.readResult(join(dir, BATCH_RESULTS, `${taskHash(task.id)}.json`));
+        if (end === undefined) continue;
+        reported.add(taskRun);
+        await resident?.onEnd(taskRun, end);
+      }
+      return resident === undefined && tracked.every((t) => reported.has(t.taskRun));
+    };
+  }
+
+  private async isOpen(inbox: string): Promise<boolean> {
+    return access(inbox).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** A resident session's idle time after its last task (the job's summary `idleMs`). */
+  private async batchIdleMs(dir: string): Promise<number | undefined> {
+    try {
+      const summary = JSON.parse(await readFile(join(dir, BATCH_FILE), 'utf8')) as {
+        idleMs?: unknown;
+      };
+      return typeof summary.idleMs === 'number' && summary.idleMs >= 0
+        ? Math.round(summary.idleMs)
+        : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Each task's end: its result file, else what the batch says, else lost (retryable). */
-  private async batchEnds(dir: string, request: BatchRunRequest): Promise<Map<string, RunEnd>> {
+  private async batchEnds(dir: string, tasks: readonly BatchTask[]): Promise<Map<string, RunEnd>> {
     let batch: { exitCode?: number; error?: TaskError } = {};
     try {
       batch = JSON.parse(await readFile(join(dir, BATCH_FILE), 'utf8')) as typeof batch;
@@ -274,7 +396,7 @@ export class LocalRunner implements SparkRunner {
     }
     const tail = await this.stderrTail(dir);
     const ends = new Map<string, RunEnd>();
-    for (const { taskRun, task } of request.tasks) {
+    for (const { taskRun, task } of tasks) {
       const file = join(dir, BATCH_RESULTS, `${taskHash(task.id)}.json`);
       const end = await this.readResult(file);
       // Bad input of the batch as a whole (exit 2) and a timeout are not retried; a batch
@@ -395,6 +517,7 @@ export class LocalRunner implements SparkRunner {
     credentials: Readonly<Record<string, string>>,
   ): Promise<LaunchRecord> {
     await writeFile(join(dir, spec.input.file), spec.input.json);
+    if (spec.inbox !== undefined) await mkdir(spec.inbox, { recursive: true });
     const stdout = await open(join(dir, 'stdout.log'), 'a');
     const stderr = await open(join(dir, 'stderr.log'), 'a');
     // The job inherits an allow-list of the dispatcher's environment (not its Redis, Kafka or
@@ -512,13 +635,15 @@ export class LocalRunner implements SparkRunner {
 
   /**
    * Waits until the launched process ends; past the timeout (from the launch) it is killed
-   * (SIGTERM, then SIGKILL after the grace) and `timeout` returned.
+   * (SIGTERM, then SIGKILL after the grace) and `timeout` returned. `tick`, at each look at the
+   * live process, may end the wait (`done`: what the caller follows has ended).
    */
   private async waitForExit(
     dir: string,
     spec: LaunchSpec,
     launch: LaunchRecord | undefined,
-  ): Promise<'exited' | 'timeout'> {
+    tick?: () => Promise<boolean>,
+  ): Promise<'exited' | 'timeout' | 'done'> {
     if (launch === undefined) {
       // Marked launched but no pid, not even the process's own: the launcher died before the
       // spawn, or a racing launcher is spawning right now. Give the latter a moment.
@@ -528,6 +653,7 @@ export class LocalRunner implements SparkRunner {
     if (launch === undefined) return 'exited';
     const deadline = launch.startedAt + spec.timeoutMs;
     while (await processAlive(launch, dir)) {
+      if (tick !== undefined && (await tick())) return 'done';
       if (Date.now() > deadline) {
         signalGroup(launch.pid, 'SIGTERM');
         await this.opts.pause(this.opts.killGraceMs);

@@ -173,6 +173,11 @@ export function errorFromStatus(status: AppStatus): TaskError {
  * Runs a task as a SparkApplication (`sparkoperator.k8s.io/v1beta2`) in the binding's
  * namespace. The name is deterministic per (task run, attempt): after a restart `create` answers
  * 409 and the runner follows the existing application instead of launching another.
+ *
+ * One application per batch, always: no `appendToBatch`, so no resident session (ADR 0045,
+ * 0046) — the driver cannot read what the dispatcher writes without a new right (a ConfigMap
+ * it watches) or a Spark Connect server, which is undecided. `TaskWorker` asks for a resident
+ * session only of a runner that has `appendToBatch`.
  */
 export class SparkOperatorRunner implements SparkRunner {
   readonly kind = 'spark-operator';

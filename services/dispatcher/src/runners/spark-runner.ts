@@ -53,6 +53,27 @@ export interface BatchRunRequest extends Omit<RunRequest, 'taskRun' | 'task'> {
   /** The batch's id, stable across restarts (the leader job's task run). */
   readonly batchRun: string;
   readonly tasks: readonly BatchTask[];
+  /**
+   * A resident session (ADR 0045, local runner only): a batch launched by this call keeps its
+   * session up for task lists appended to its inbox (`appendToBatch`). Ignored when the batch
+   * was launched before (a re-attach follows it as it was launched).
+   */
+  readonly resident?: ResidentBatch;
+}
+
+/** What a resident session's launcher does while the application lives (ADR 0045). */
+export interface ResidentBatch {
+  /** The job closes its inbox after finding nothing in it for this long. */
+  readonly idleSeconds: number;
+  /** … or once it took this many tasks (its own list's included). */
+  readonly maxTasks: number;
+  /**
+   * Called at each look at the live application: appends further tasks (`appendToBatch`)
+   * and returns those it appended, whose ends the runner then reports too.
+   */
+  readonly onPoll: () => Promise<readonly BatchTask[]>;
+  /** A task's end, as soon as its result is there (before the application exits). */
+  readonly onEnd: (taskRun: string, end: RunEnd) => Promise<void>;
 }
 
 /** What names a batch run. */
@@ -62,6 +83,11 @@ export type BatchRunKey = Pick<BatchRunRequest, 'batchRun' | 'attempt'>;
 export interface BatchOutcome {
   readonly reattached: boolean;
   readonly ends: ReadonlyMap<string, RunEnd>;
+  /**
+   * A resident session's idle time after its last task, until it closed its inbox (ms): held
+   * compute of no task's own, which the ledger charges to the batch's leader (ADR 0045).
+   */
+  readonly idleMs?: number;
 }
 
 /** How a run ended. */
@@ -127,4 +153,12 @@ export interface SparkRunner {
    * its tasks' jobs (the console's queue page). Optional.
    */
   batchLocation?(key: BatchRunKey & Pick<RunRequest, 'binding'>): RunLocation;
+  /**
+   * Appends tasks to a live resident session's inbox (ADR 0045): true when the application
+   * accepted them (it runs them, each reported by its result), false when its inbox is closed
+   * or was never opened (they are not its: launch them otherwise). Only runners whose job can
+   * read what the dispatcher writes have it — the local runner; the spark-operator runner runs
+   * one application per batch.
+   */
+  appendToBatch?(key: BatchRunKey, tasks: readonly BatchTask[]): Promise<boolean>;
 }

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { LaunchGate } from '../../domain/launch-gate.ts';
 import { LocalRunner } from '../../runners/local-runner.ts';
 import { SparkOperatorRunner } from '../../runners/spark-operator-runner.ts';
-import type { SparkRunner } from '../../runners/spark-runner.ts';
+import type { BatchRunKey, BatchTask, SparkRunner } from '../../runners/spark-runner.ts';
 import { LocalBudgetQuota } from '../quota.ts';
 import { CatalogTableHealth } from '../table-health.ts';
 import { KafkaDispatchSink, type DispatchSink } from '../task-events.ts';
@@ -36,6 +36,13 @@ interface WorkerProcessConfig {
   readonly crashAfterOutcome?: boolean;
   /** Batched runs (ADR 0027) with the default bounds; and one slot, so one task leads. */
   readonly batch?: boolean;
+  /** A resident session (ADR 0045); needs `batch`. */
+  readonly resident?: { readonly idleSeconds: number; readonly maxTasks: number };
+  /**
+   * Die (SIGKILL itself) at the first append to a resident session: after the tasks' batch
+   * is recorded and before the rename into the inbox, or right after the rename.
+   */
+  readonly crashAtAppend?: 'before-rename' | 'after-rename';
 }
 
 const config = JSON.parse(process.env.ICEPACK_TEST_WORKER ?? '{}') as WorkerProcessConfig;
@@ -46,8 +53,17 @@ const producer = new EnvelopeProducer(kafka);
 await producer.connect();
 const catalog = new RestCatalog({ name: config.catalogName, uri: config.catalogUri });
 let runner: SparkRunner;
+/** The local runner, dying at the append if told to (`crashAtAppend`). */
+class CrashingLocalRunner extends LocalRunner {
+  override async appendToBatch(key: BatchRunKey, tasks: readonly BatchTask[]): Promise<boolean> {
+    if (config.crashAtAppend === 'before-rename') process.kill(process.pid, 'SIGKILL');
+    const accepted = await super.appendToBatch(key, tasks);
+    if (config.crashAtAppend === 'after-rename') process.kill(process.pid, 'SIGKILL');
+    return accepted;
+  }
+}
 if (config.runner === 'local') {
-  runner = new LocalRunner({ stateDir: config.stateDir, pollMs: 500 });
+  runner = new CrashingLocalRunner({ stateDir: config.stateDir, pollMs: 500 });
 } else {
   const cluster = new KubeConfig();
   cluster.loadFromFile(config.kubeconfig ?? '');
@@ -84,6 +100,7 @@ const worker = new TaskWorker({
   lockDurationMs: config.lockMs,
   timeoutMs: 20 * 60_000,
   ...(config.batch === true ? { batch: {} } : {}),
+  ...(config.resident === undefined ? {} : { resident: config.resident }),
   // As main.ts builds it: crashes and restarts are tested through the gated worker (ADR 0040).
   launchGate: new LaunchGate(8),
 });

@@ -1,0 +1,416 @@
+// A resident maintenance session (ADR 0045) on the local runner, on real Spark, the REST
+// catalog, Redis and Kafka: a task that arrives while a batch application of its catalog is
+// alive runs in that application; a task appended just after the application closed its inbox
+// is launched normally, once; a dispatcher killed right before or right after renaming a task
+// into the inbox loses no task and runs none twice. The tables of every test are built in one
+// Spark session and read back in one more.
+import type { ChildProcess } from 'node:child_process';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RestCatalog } from '@icepack/iceberg';
+import { createLogger } from '@icepack/runtime';
+import {
+  assertEventLifecycle,
+  BULLMQ_PREFIX,
+  queueNameForCatalog,
+  type Task,
+  type TaskEvent,
+} from '@icepack/types';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ResidentSettings } from '../domain/resident-session.ts';
+import { LocalRunner } from '../runners/local-runner.ts';
+import { taskHash } from '../runners/run-key.ts';
+import type { BatchRunKey, BatchTask, SparkRunner } from '../runners/spark-runner.ts';
+import { LocalBudgetQuota } from './quota.ts';
+import { CatalogTableHealth } from './table-health.ts';
+import type { DispatchSink } from './task-events.ts';
+import { TaskWorker } from './task-worker.ts';
+import {
+  dispatchTableSets,
+  type DispatchTableTarget,
+  type DispatchTruth,
+} from './testing/dispatch-tables.ts';
+import { mergeTask } from './testing/sample-tasks.ts';
+import { TaskEventLog } from './testing/task-event-log.ts';
+import { testBinding } from './testing/test-binding.ts';
+import { SPARK_RUN_POLL, until } from './testing/until.ts';
+import { WorkerProcesses } from './testing/worker-processes.ts';
+
+const infra = inject('infra');
+const suffix = Math.random().toString(36).slice(2, 8);
+const KEY = 'unpartitioned-small-files';
+const logger = createLogger({ service: 'dispatch-resident-test', level: 'warn' });
+const sparkOptions = {
+  python: infra.python,
+  catalogUri: infra.catalogUri,
+  sparkJars: infra.sparkJars,
+};
+const workers = new WorkerProcesses(join(tmpdir(), `icepack-dispatch-resident-${suffix}.log`), {
+  catalogUri: infra.catalogUri,
+  redisUrl: infra.redisUrl,
+  brokers: infra.kafkaBrokers,
+  lockMs: 4_000,
+  runner: 'local',
+  batch: true,
+});
+
+/** Each test's catalog (its queue, its worker) with two small tables of its own. */
+const cases = {
+  same: `ressame${suffix}`,
+  closed: `resclosed${suffix}`,
+  crashBefore: `rescrashb${suffix}`,
+  crashAfter: `rescrasha${suffix}`,
+} as const;
+type Case = keyof typeof cases;
+const targets = Object.values(cases).flatMap((catalogName) =>
+  [1, 2].map((n) => ({ catalogName, prefix: `${catalogName}_${String(n)}` })),
+) satisfies DispatchTableTarget[];
+
+let built: Record<Case, [DispatchTruth, DispatchTruth]>;
+let redis: Redis;
+const cleanups: (() => Promise<void>)[] = [];
+
+function truthOf(set: Record<string, DispatchTruth> | undefined): DispatchTruth {
+  const t = set?.[KEY];
+  if (t === undefined) throw new Error(`no truth for ${KEY}`);
+  return t;
+}
+
+beforeAll(async () => {
+  const sets = await dispatchTableSets([KEY], sparkOptions, targets);
+  built = Object.fromEntries(
+    (Object.keys(cases) as Case[]).map((c, i) => [
+      c,
+      [truthOf(sets[2 * i]), truthOf(sets[2 * i + 1])],
+    ]),
+  ) as typeof built;
+  redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
+}, 900_000);
+
+afterAll(async () => {
+  workers.killAll();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  redis.disconnect();
+});
+
+class RecordingSink implements DispatchSink {
+  readonly events: TaskEvent[] = [];
+
+  taskEvent(event: TaskEvent): Promise<void> {
+    this.events.push(event);
+    return Promise.resolve();
+  }
+
+  requestScan(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  of(taskId: string): TaskEvent[] {
+    return this.events.filter((e) => e.taskId === taskId);
+  }
+}
+
+function queueOf(catalog: string): Queue {
+  const queue = new Queue(queueNameForCatalog(catalog), {
+    connection: redis,
+    prefix: BULLMQ_PREFIX,
+  });
+  cleanups.push(async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+  return queue;
+}
+
+function enqueue(queue: Queue, task: Task): Promise<unknown> {
+  return queue.add(task.type, task, {
+    jobId: task.id,
+    priority: 1,
+    removeOnComplete: true,
+    removeOnFail: true,
+  });
+}
+
+/** One in-process worker with one slot: its one task leads, the rest come by appends. */
+async function residentWorker(
+  catalog: string,
+  runner: SparkRunner,
+  sink: DispatchSink,
+  resident: ResidentSettings,
+): Promise<TaskWorker> {
+  const worker = new TaskWorker({
+    binding: testBinding(catalog, { slots: 1, smallSlots: 0 }),
+    connection: redis,
+    runner,
+    quota: new LocalBudgetQuota({ redis, prefix: `resident-${catalog}` }),
+    sink,
+    health: new CatalogTableHealth(() => new RestCatalog({ name: catalog, uri: infra.catalogUri })),
+    catalog: { name: catalog, uri: infra.catalogUri },
+    logger,
+    backoffMs: 200,
+    timeoutMs: 15 * 60_000,
+    batch: {},
+    resident,
+  });
+  cleanups.push(() => worker.close(true));
+  await worker.start();
+  return worker;
+}
+
+/** The run directory under `stateDir` that holds `task`'s result, once one does. */
+async function resultDir(stateDir: string, task: Task): Promise<string> {
+  let found: string | undefined;
+  await until(
+    `a result of ${task.id}`,
+    async () => {
+      found = (await dirsWithResult(stateDir, task))[0];
+      return found !== undefined;
+    },
+    SPARK_RUN_POLL,
+  );
+  return found!;
+}
+
+/** Every run directory under `stateDir` holding a result of `task`. */
+async function dirsWithResult(stateDir: string, task: Task): Promise<string[]> {
+  const out: string[] = [];
+  for (const d of (await readdir(stateDir).catch((): string[] => [])).sort()) {
+    const results = await readdir(join(stateDir, d, 'results')).catch((): string[] => []);
+    if (results.includes(`${taskHash(task.id)}.json`)) out.push(join(stateDir, d));
+  }
+  return out;
+}
+
+async function launchesIn(dir: string): Promise<{ taskRuns: string[]; resident?: true }[]> {
+  const lines = (await readFile(join(dir, 'runs.log'), 'utf8')).trim().split('\n');
+  return lines.map((l) => JSON.parse(l) as { taskRuns: string[]; resident?: true });
+}
+
+async function result(
+  dir: string,
+  task: Task,
+): Promise<{ ok: boolean; durationMs: number; idleMs?: number }> {
+  return JSON.parse(await readFile(join(dir, 'results', `${taskHash(task.id)}.json`), 'utf8')) as {
+    ok: boolean;
+    durationMs: number;
+    idleMs?: number;
+  };
+}
+
+function jobsDone(queue: Queue, tasks: readonly Task[]): Promise<void> {
+  return until(
+    'every job to be done',
+    async () =>
+      (await Promise.all(tasks.map((t) => queue.getJob(t.id)))).every((j) => j === undefined),
+    SPARK_RUN_POLL,
+  );
+}
+
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+describe('a task that arrives while its catalog has a live session', () => {
+  const catalog = cases.same;
+  const sink = new RecordingSink();
+  let tasks: [Task, Task];
+  let stateDir: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-same-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    tasks = [mergeTask(built.same[0], 5), mergeTask(built.same[1], 5)];
+    const queue = queueOf(catalog);
+    await enqueue(queue, tasks[0]);
+    // Idle long enough that the second task surely finds the session alive; the session
+    // closes once it took both (maxTasks), not after the idle bound.
+    await residentWorker(catalog, new LocalRunner({ stateDir, pollMs: 500 }), sink, {
+      idleSeconds: 600,
+      maxTasks: 2,
+    });
+    dir = await resultDir(stateDir, tasks[0]);
+    await enqueue(queue, tasks[1]);
+    await jobsDone(queue, tasks);
+  }, 1_200_000);
+
+  it('runs in the same Spark application: one spark-submit, a result for each task', async () => {
+    expect(await readdir(stateDir)).toHaveLength(1);
+    const launches = await launchesIn(dir);
+    expect(launches).toHaveLength(1);
+    // Launched with the first task only: the second came by the inbox.
+    expect(launches[0]!.taskRuns.map((r) => r.split('@')[0])).toEqual([tasks[0].id]);
+    expect(launches[0]!.resident).toBe(true);
+    for (const task of tasks) expect((await result(dir, task)).ok).toBe(true);
+    // The session took its two tasks and closed its inbox.
+    expect(await exists(join(dir, 'inbox.closed'))).toBe(true);
+    expect(await exists(join(dir, 'inbox'))).toBe(false);
+  });
+
+  it('reports each task once, under the application, with its held idle time in its cost', async () => {
+    const runId = dir.split('/').at(-1);
+    for (const task of tasks) {
+      const mine = sink.of(task.id);
+      assertEventLifecycle(mine);
+      expect(mine.map((e) => e.status)).toEqual(['started', 'succeeded']);
+      expect(mine.every((e) => e.runId === runId)).toBe(true);
+      const own = await result(dir, task);
+      // Its own run time plus the time the session waited, held, before it (ADR 0045).
+      expect(mine[1]!.cost?.runMs).toBe(own.durationMs + (own.idleMs ?? 0));
+      expect(mine[1]!.cost?.filesRewritten).toBeGreaterThan(0);
+    }
+    // The second task waited in the held session for its append.
+    expect((await result(dir, tasks[1])).idleMs).toBeGreaterThan(0);
+  });
+});
+
+/** A local runner whose appends come just too late: each waits for the inbox to be closed. */
+class LateAppendRunner extends LocalRunner {
+  override async appendToBatch(key: BatchRunKey, tasks: readonly BatchTask[]): Promise<boolean> {
+    await until('the inbox to close', () => exists(join(this.batchDir(key), 'inbox.closed')), {
+      ...SPARK_RUN_POLL,
+    });
+    return super.appendToBatch(key, tasks);
+  }
+}
+
+describe('a task appended after the session closed its inbox', () => {
+  const catalog = cases.closed;
+  const sink = new RecordingSink();
+  let tasks: [Task, Task];
+  let stateDir: string;
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-closed-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    tasks = [mergeTask(built.closed[0], 5), mergeTask(built.closed[1], 5)];
+    const queue = queueOf(catalog);
+    await enqueue(queue, tasks[0]);
+    await residentWorker(catalog, new LateAppendRunner({ stateDir, pollMs: 500 }), sink, {
+      idleSeconds: 3,
+      maxTasks: 10,
+    });
+    await resultDir(stateDir, tasks[0]);
+    await enqueue(queue, tasks[1]);
+    await jobsDone(queue, tasks);
+  }, 1_200_000);
+
+  it('is refused by the closed inbox and launched in an application of its own, once', async () => {
+    const dirs = (await readdir(stateDir)).sort();
+    expect(dirs).toHaveLength(2);
+    const [first] = await dirsWithResult(stateDir, tasks[0]);
+    const second = await dirsWithResult(stateDir, tasks[1]);
+    // Exactly one result of the late task, in the other application than the first task's.
+    expect(second).toHaveLength(1);
+    expect(second[0]).not.toBe(first);
+    expect((await result(second[0]!, tasks[1])).ok).toBe(true);
+    // Nothing was left in the first application's closed inbox: the rename never happened.
+    expect(await readdir(join(first!, 'inbox.closed'))).toEqual([]);
+    for (const d of dirs) expect(await launchesIn(join(stateDir, d))).toHaveLength(1);
+    const late = sink.of(tasks[1].id);
+    assertEventLifecycle(late);
+    // Its refused append's `started` is repeated by its own launch's; one end.
+    expect(late.filter((e) => e.status === 'succeeded')).toHaveLength(1);
+    expect(late.at(-1)?.runId).toBe(second[0]!.split('/').at(-1));
+  });
+});
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((ok) => {
+    if (child.exitCode !== null || child.signalCode !== null) ok();
+    else child.once('exit', () => ok());
+  });
+}
+
+describe.each([
+  ['before', 'crashBefore', 'before-rename'],
+  ['after', 'crashAfter', 'after-rename'],
+] as const)(
+  'a dispatcher killed right %s renaming an appended task into the inbox',
+  (_, which, crashAtAppend) => {
+    const catalog = cases[which];
+    let events: TaskEventLog;
+    let tasks: [Task, Task];
+    let stateDir: string;
+
+    beforeAll(async () => {
+      events = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === catalog);
+      await events.start();
+      cleanups.push(() => events.stop());
+      stateDir = await mkdtemp(join(tmpdir(), `icepack-resident-${which}-`));
+      cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+      tasks = [mergeTask(built[which][0], 5), mergeTask(built[which][1], 5)];
+      const queue = queueOf(catalog);
+      await enqueue(queue, tasks[0]);
+      // A short idle bound: after the crash no one appends, and the session idles out.
+      const resident = { idleSeconds: 10, maxTasks: 2 };
+      const first = await workers.start({
+        stateDir,
+        catalogName: catalog,
+        resident,
+        crashAtAppend,
+      });
+      await resultDir(stateDir, tasks[0]);
+      await enqueue(queue, tasks[1]);
+      // It kills itself at the append.
+      await exited(first);
+      await workers.start({ stateDir, catalogName: catalog, resident });
+      await jobsDone(queue, tasks);
+    }, 1_200_000);
+
+    it('loses no task and runs none twice', async () => {
+      for (const task of tasks) {
+        await events.waitFor(task.id, ['succeeded', 'failed']);
+        events.expectLifecycle(task.id);
+        const mine = events.of(task.id);
+        // Ended by one run: a report may repeat (events are at least once — a lock lapsed on
+        // a loaded machine reports the recorded end again), never come from two runs.
+        const succeeded = mine.filter((e) => e.status === 'succeeded');
+        expect(succeeded.length).toBeGreaterThan(0);
+        expect(new Set(succeeded.map((e) => `${String(e.runId)}#${String(e.attempt)}`)).size).toBe(
+          1,
+        );
+        // One result, ever: a second run would have left a second result file.
+        const dirs = await dirsWithResult(stateDir, task);
+        expect(dirs).toHaveLength(1);
+        expect((await result(dirs[0]!, task)).ok).toBe(true);
+        // One commit: a second run would have found the one file left and committed nothing
+        // more, a lost task none at all.
+        const done = mine.find((e) => e.status === 'succeeded')!;
+        expect(done.after?.dataFiles).toBe(1);
+      }
+      // Each application launched once.
+      for (const d of await readdir(stateDir))
+        expect(await launchesIn(join(stateDir, d))).toHaveLength(1);
+      const appended = await dirsWithResult(stateDir, tasks[1]);
+      const leader = await dirsWithResult(stateDir, tasks[0]);
+      if (crashAtAppend === 'after-rename') {
+        // Renamed in: the live session ran it; the restarted dispatcher only reported it.
+        expect(appended).toEqual(leader);
+        expect(await readdir(stateDir)).toHaveLength(1);
+      } else {
+        // Recorded, never renamed: the session never had it. It ended lost when the session
+        // exited and ran as a retry in an application of its own.
+        expect(appended).not.toEqual(leader);
+        expect(events.of(tasks[1].id).map((e) => e.status)).toContain('retrying');
+      }
+    });
+  },
+);
+
+describe('the tables', () => {
+  it('hold the same rows after every run, in fewer files', async () => {
+    const sets = await dispatchTableSets([KEY], sparkOptions, targets, { truthOnly: true });
+    const before = (Object.keys(cases) as Case[]).flatMap((c) => built[c]);
+    for (const [i, was] of before.entries()) {
+      const now = truthOf(sets[i]);
+      expect(now.contentChecksum, targets[i]!.prefix).toEqual(was.contentChecksum);
+      expect(now.dataFiles.count, targets[i]!.prefix).toBeLessThan(was.dataFiles.count);
+    }
+  }, 900_000);
+});
