@@ -560,7 +560,9 @@ describe('rewrites fired by the commit count alone act on the partitions the com
     p.decisions
       .filter((d) => d.type === type && d.action === 'create')
       .flatMap((d) => {
-        const sets = d.task?.type === type ? d.task.parameters.partitionSets : undefined;
+        const t = d.task;
+        const sets =
+          t?.type === 'merge' || t?.type === 'sort' ? t.parameters.partitionSets : undefined;
         return sets === undefined
           ? ['(whole table)']
           : expandPartitionSets(sets).map((f) => String(f[1]?.value));
