@@ -40,6 +40,18 @@ const days = [
   }),
 ];
 
+// The lake simulator's batch tables (issue 15): one small file per daily load, 26 days, so
+// the table-wide count (26 ≥ 20) fired a merge that Iceberg's min-input-files turned into a
+// Spark run changing nothing — a wasted task.
+const thinDays = Array.from({ length: 26 }, (_, i) =>
+  day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
+    dataFiles: 1,
+    smallFiles: 1,
+    bytes: 5000,
+    smallFileBytes: 5000,
+  }),
+);
+
 describe('partitionScope: which partitions, newest first', () => {
   it('all (default): every partition over its thresholds, newest first, in one task', () => {
     const scope = partitionScope(partitioned(days), policyOf(), now);
@@ -317,18 +329,6 @@ describe('planTable with partition groups', () => {
     const p = plan(partitioned(days), [undefined, { status: 'active' }]);
     expect(merges(p.decisions)).toEqual([['', 'none']]);
   });
-
-  // The lake simulator's batch tables (issue 15): one small file per daily load, 26 days, so
-  // the table-wide count (26 ≥ 20) fired a merge that Iceberg's min-input-files turned into a
-  // Spark run changing nothing — a wasted task.
-  const thinDays = Array.from({ length: 26 }, (_, i) =>
-    day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
-      dataFiles: 1,
-      smallFiles: 1,
-      bytes: 5000,
-      smallFileBytes: 5000,
-    }),
-  );
 
   it('plans no merge when the small files are spread thin over partitions, and says why', () => {
     const p = plan(partitioned(thinDays));
@@ -617,15 +617,7 @@ describe('no planned sort is one Iceberg would not act on', () => {
   const planOf = (state: TableState, props: Record<string, string> = {}) =>
     planTable({ state, policy: resolvePolicy(props).policy, pending: {}, now });
   const sortOf = (p: TablePlan) => p.decisions.filter((d) => d.type === 'sort');
-  // One small file a day, 26 days: the table-wide count fires; new data is most of the table.
-  const thin = Array.from({ length: 26 }, (_, i) =>
-    day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
-      dataFiles: 1,
-      smallFiles: 1,
-      bytes: 5000,
-      smallFileBytes: 5000,
-    }),
-  );
+  // The table-wide count fires on thinDays; new data is most of the table.
   const hot = (state: TableState): TableState => ({
     ...state,
     files: { ...state.files, smallFiles: 26 },
@@ -633,13 +625,13 @@ describe('no planned sort is one Iceberg would not act on', () => {
   });
 
   it('files spread thin: no sort (nor merge), and the reason says why', () => {
-    const p = planOf(hot(partitioned(thin)));
+    const p = planOf(hot(partitioned(thinDays)));
     expect(sortOf(p).map((d) => d.action)).toEqual(['none']);
     expect(sortOf(p)[0]!.reason).toMatch(/^files spread thin: .*would change nothing/);
     expect(p.decisions.filter((d) => d.type === 'merge').map((d) => d.action)).toEqual(['none']);
     // A waiting sort planned before is removed.
     const waiting = planTable({
-      state: hot(partitioned(thin)),
+      state: hot(partitioned(thinDays)),
       policy: resolvePolicy({}).policy,
       pending: { sort: { status: 'waiting' } },
       now,
@@ -666,7 +658,7 @@ describe('no planned sort is one Iceberg would not act on', () => {
   });
 
   it('one partition holding enough: the sort is planned there', () => {
-    const enough = thin.map((p, i) =>
+    const enough = thinDays.map((p, i) =>
       i === 0 ? { ...p, dataFiles: 6, smallFiles: 6, smallFileBytes: 30_000 } : p,
     );
     const p = planOf(hot(partitioned(enough)));
