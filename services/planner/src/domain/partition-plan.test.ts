@@ -655,6 +655,11 @@ describe('no planned sort is one Iceberg would not act on', () => {
     expect(sortOf(planOf(state(1), everyTen)).map((d) => d.action)).toEqual(['none']);
     expect(sortOf(planOf(state(1), everyTen))[0]!.reason).toMatch(/^nothing to rewrite: /);
     expect(sortOf(planOf(state(3), everyTen)).map((d) => d.action)).toEqual(['create']);
+    // One file group: no partition restriction, and the reason does not claim one.
+    const known = { ...state(3), newData: { ...state(3).newData, sinceSequenceNumber: '10' } };
+    const sort = sortOf(planOf(known, everyTen));
+    expect(sort.map((d) => d.action)).toEqual(['create']);
+    expect(sort[0]!.reason).not.toContain('only partitions written since');
   });
 
   it('one partition holding enough: the sort is planned there', () => {

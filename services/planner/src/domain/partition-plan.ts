@@ -148,7 +148,8 @@ function rewriteNeeds(policy: Policy): string {
  *   last sequence number is above the last `replace` snapshot's (ADR 0047). Older partitions
  *   with a few small files wait for the file thresholds, as without the trigger; the lowered
  *   `min-input-files` does not sweep them. Not known (a format v1 table, whose sequence numbers
- *   are all 0; no rewrite in the lineage; a state from before the figure): no restriction.
+ *   are all 0; no rewrite in the lineage; a state from before the figure) or an unpartitioned
+ *   table (one file group): no restriction.
  *
  * When a file threshold fired as well, the policy's value stands and every partition counts:
  * the policy says which partitions are worth a rewrite.
@@ -173,9 +174,14 @@ export function rewriteThresholds(
   commitsAlone: boolean,
 ): RewriteThresholds {
   if (!commitsAlone) return { policy, lowered: null, changedAfter: null, notes: [] };
+  // An unpartitioned table is one file group: nothing to restrict.
+  const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
   const since = state.newData.sinceSequenceNumber;
   const changedAfter =
-    state.formatVersion > 1 && state.newData.sinceSnapshotId !== null && since !== undefined
+    partitioned &&
+    state.formatVersion > 1 &&
+    state.newData.sinceSnapshotId !== null &&
+    since !== undefined
       ? since
       : null;
   const scoped =
@@ -469,9 +475,9 @@ export function partitionScope(
     };
   }
   if (chosen.length === 0) {
-    // A restricting strategy (or the commits' partitions) keeps its restriction: its partitions Iceberg would rewrite with
-    // the task's options — more small-file bytes than one target file, or, pooled, the files
-    // of older specs (one file group in Iceberg). A partition with a few small files below
+    // A restricting strategy (or the commits' partitions) keeps its restriction: its
+    // partitions Iceberg would rewrite with the task's options — more small-file bytes than one
+    // target file, or, pooled, the files of older specs (one file group in Iceberg). A partition with a few small files below
     // min-input-files would make a task that runs Spark and changes nothing.
     const current = state.partitionSpec.specId;
     const older = filterable.filter((m) => m.p.specId !== current);
