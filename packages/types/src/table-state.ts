@@ -121,6 +121,12 @@ export const snapshotFiguresSchema = z.object({
 export const newDataSchema = z.object({
   /** The last `replace` snapshot; null when the table was never rewritten. */
   sinceSnapshotId: int64String.nullable(),
+  /**
+   * That snapshot's sequence number: a partition whose last sequence number is above it was
+   * written since (a rewrite's own files keep their starting sequence number, below it).
+   * Absent when `sinceSnapshotId` is null and in states from before it.
+   */
+  sinceSequenceNumber: int64String.optional(),
   files: count,
   records: count,
   bytes: count,

@@ -270,6 +270,56 @@ describe('partition-scoped rewrites on real Spark', () => {
     expect(chosen.map((x) => x.partition['region']).sort()).toEqual(['apac', 'eu', 'us']);
   });
 
+  it('max-commits after a rewrite: the merge rewrites only the partitions the commits wrote (ADR 0047)', async () => {
+    // us and apac hold 2 small files each from before an Iceberg rewrite of eu; the 3 commits
+    // since wrote eu only. Iceberg's rewrite keeps its starting sequence number for the files it
+    // wrote, so only eu's last sequence number is above the rewrite's.
+    const settings = { 'icepack.merge.max-commits': '3' };
+    const state = await scan('by_since');
+    expect(state.snapshots.sinceLastRewrite).toBe(3);
+    const since = BigInt(state.newData.sinceSequenceNumber!);
+    const changed = state.partitions
+      .filter((x) => BigInt(x.lastSequenceNumber!) > since)
+      .map((x) => x.partition['region']);
+    expect(changed).toEqual(['eu']);
+    expect(state.partitions.map((x) => [x.partition['region'], x.smallFiles]).sort()).toEqual([
+      ['apac', 2],
+      ['eu', 4],
+      ['us', 2],
+    ]);
+    // Every partition holds ≥ 2 small files (the lowered min-input-files); only eu is rewritten,
+    // us and apac keep their files.
+    const { chosen } = await rewriteChecked('by_since', settings, 1, (before, after) => {
+      expect(before.files).toHaveLength(8);
+      expect(after.files).toHaveLength(5);
+    });
+    expect(chosen.map((x) => x.partition['region'])).toEqual(['eu']);
+  });
+
+  it('a sort of a table spread thin: none planned, and the task planned before changes nothing in Iceberg', async () => {
+    // One small file in each of 6 day partitions: the table's count (6 > 2) and its new data
+    // fire the sort rule; Iceberg's sort planner picks no file group in any partition.
+    const state = await scan('sort_thin');
+    expect(state.partitions.map((x) => x.smallFiles)).toEqual([1, 1, 1, 1, 1, 1]);
+    const sort = plan(state, {}).decisions.filter((d) => d.type === 'sort');
+    expect(sort.map((d) => d.action)).toEqual(['none']);
+    expect(sort[0]!.reason).toMatch(/^files spread thin: .*would change nothing/);
+    // The task planned before (as now when not every such partition is listed): a table-wide sort.
+    const unlisted = {
+      ...state,
+      partitionTotals: { ...state.partitionTotals!, needingWork: 100 },
+    };
+    const task = plan(unlisted, {}).decisions.find(
+      (d) => d.type === 'sort' && d.action === 'create',
+    )?.task;
+    expect(task?.type === 'sort' && task.parameters.strategy).toBe('sort');
+    const reply = await driver.rewrite(task!);
+    expect(reply.result.rewriteDataFiles.rewrittenDataFiles).toBe(0);
+    expect(reply.after.files.map((f) => f.path).sort()).toEqual(
+      reply.before.files.map((f) => f.path).sort(),
+    );
+  });
+
   it('an evolved spec, split into one task per partition: the first task rewrites only its partition', async () => {
     const { chosen, state } = await rewriteChecked('evolved', {
       'icepack.max-bytes-per-task': '1',

@@ -434,6 +434,7 @@ describe('computeTableState', () => {
     expect(second.snapshots).toMatchObject({ total: 5, sinceLastRewrite: 1 });
     expect(second.newData).toEqual({
       sinceSnapshotId: TestTableWriter.snapshotIdFor(4),
+      sinceSequenceNumber: '4',
       files: 1,
       records: 5,
       bytes: 1950,

@@ -363,6 +363,7 @@ function newData(metadata: TableMetadataModel, totals: ManifestAggregate): Table
   }
   return {
     sinceSnapshotId: since.snapshotId,
+    sinceSequenceNumber: since.sequenceNumber,
     ...added,
     share: totals.dataBytes > 0 ? Math.min(1, added.bytes / totals.dataBytes) : 0,
   };

@@ -40,6 +40,18 @@ const days = [
   }),
 ];
 
+// The lake simulator's batch tables (issue 15): one small file per daily load, 26 days, so
+// the table-wide count (26 ≥ 20) fired a merge that Iceberg's min-input-files turned into a
+// Spark run changing nothing — a wasted task.
+const thinDays = Array.from({ length: 26 }, (_, i) =>
+  day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
+    dataFiles: 1,
+    smallFiles: 1,
+    bytes: 5000,
+    smallFileBytes: 5000,
+  }),
+);
+
 describe('partitionScope: which partitions, newest first', () => {
   it('all (default): every partition over its thresholds, newest first, in one task', () => {
     const scope = partitionScope(partitioned(days), policyOf(), now);
@@ -318,18 +330,6 @@ describe('planTable with partition groups', () => {
     expect(merges(p.decisions)).toEqual([['', 'none']]);
   });
 
-  // The lake simulator's batch tables (issue 15): one small file per daily load, 26 days, so
-  // the table-wide count (26 ≥ 20) fired a merge that Iceberg's min-input-files turned into a
-  // Spark run changing nothing — a wasted task.
-  const thinDays = Array.from({ length: 26 }, (_, i) =>
-    day(`2025-12-${String(i + 1).padStart(2, '0')}`, 40 - i, {
-      dataFiles: 1,
-      smallFiles: 1,
-      bytes: 5000,
-      smallFileBytes: 5000,
-    }),
-  );
-
   it('plans no merge when the small files are spread thin over partitions, and says why', () => {
     const p = plan(partitioned(thinDays));
     expect(merges(p.decisions)).toEqual([['', 'none']]);
@@ -524,5 +524,149 @@ describe('no planned merge is one Iceberg would not act on', () => {
     const merges = mergesOf(planOf(state, everyTen), state);
     expect(merges.length).toBeGreaterThan(0);
     expect(merges.map((m) => m.task.parameters.minInputFiles)).toEqual(merges.map(() => 5));
+  });
+});
+
+// Session 16 (ADR 0047): a merge fired by the commit count alone acts on what the commits
+// wrote — the partitions whose last sequence number is above the last rewrite's — not on
+// every older partition that holds 2–4 small files. And a sort runs Iceberg's same file
+// planner (1.10's SparkShufflingDataRewritePlanner is a BinPackRewriteFilePlanner): below its
+// thresholds it rewrites nothing, so a sort no file group would come of is not planned either.
+describe('rewrites fired by the commit count alone act on the partitions the commits wrote', () => {
+  const everyTen = { 'icepack.merge.max-commits': '10' };
+  const small = (n: number, lastSequenceNumber: string) => ({
+    dataFiles: n,
+    smallFiles: n,
+    smallFileBytes: n * MiB,
+    lastSequenceNumber,
+  });
+  /** Below the table's small-file threshold, 10 commits since a rewrite at sequence number 100. */
+  const afterRewrite = (
+    partitions: PartitionState[],
+    since: Partial<TableState['newData']> = { sinceSequenceNumber: '100' },
+  ) => {
+    const base = partitioned(partitions);
+    const smallFiles = partitions.reduce((n, p) => n + p.smallFiles, 0);
+    return {
+      ...base,
+      files: { ...base.files, smallFiles, smallFileBytes: smallFiles * MiB },
+      snapshots: { ...base.snapshots, sinceLastRewrite: 10 },
+      newData: { ...base.newData, sinceSnapshotId: '3051729675574597004', ...since },
+    };
+  };
+  const planOf = (state: TableState, props: Record<string, string> = everyTen) =>
+    planTable({ state, policy: resolvePolicy(props).policy, pending: {}, now });
+  const covered = (p: TablePlan, type = 'merge') =>
+    p.decisions
+      .filter((d) => d.type === type && d.action === 'create')
+      .flatMap((d) => {
+        const t = d.task;
+        const sets =
+          t?.type === 'merge' || t?.type === 'sort' ? t.parameters.partitionSets : undefined;
+        return sets === undefined
+          ? ['(whole table)']
+          : expandPartitionSets(sets).map((f) => String(f[1]?.value));
+      });
+  const parts = [
+    day('2026-01-09', 1, small(3, '105')), // written by the commits
+    day('2026-01-08', 2, small(2, '103')), // written by the commits
+    day('2026-01-05', 5, small(4, '90')), // older: 4 small files the commits did not write
+    day('2026-01-04', 6, small(2, '88')),
+  ];
+
+  it('rewrites only partitions whose last sequence number is above the last rewrite’s', () => {
+    const p = planOf(afterRewrite(parts));
+    expect(covered(p)).toEqual(['2026-01-09', '2026-01-08']);
+    const merge = p.decisions.find((d) => d.type === 'merge')!;
+    expect(merge.reason).toContain('written since the last rewrite (sequence number 100)');
+    expect(merge.task?.type === 'merge' && merge.task.parameters.minInputFiles).toBe(2);
+  });
+
+  it('no partition the commits wrote holds 2 small files: no merge, though older ones do', () => {
+    const p = planOf(afterRewrite([day('2026-01-09', 1, small(1, '105')), ...parts.slice(2)]));
+    expect(covered(p)).toEqual([]);
+    const merge = p.decisions.find((d) => d.type === 'merge')!;
+    expect(merge.action).toBe('none');
+    expect(merge.reason).toMatch(
+      /^no partition written since the last rewrite \(sequence number 100\) the strategy all allows has ≥ 2 small files.*would change nothing/,
+    );
+  });
+
+  it('a file threshold fired as well: every partition over the policy’s thresholds, as before', () => {
+    const many = [...parts, day('2026-01-01', 9, small(20, '50'))];
+    expect(covered(planOf(afterRewrite(many)))).toEqual(['2026-01-01']);
+  });
+
+  it('the last rewrite’s sequence number unknown (format v1, never rewritten, an older state): every partition', () => {
+    const all = ['2026-01-09', '2026-01-08', '2026-01-05', '2026-01-04'];
+    expect(covered(planOf({ ...afterRewrite(parts), formatVersion: 1 }))).toEqual(all);
+    expect(covered(planOf(afterRewrite(parts, { sinceSnapshotId: null })))).toEqual(all);
+    expect(covered(planOf(afterRewrite(parts, { sinceSequenceNumber: undefined })))).toEqual(all);
+  });
+
+  it('a sort fired by the commit count alone shares the scope', () => {
+    const state = afterRewrite(parts);
+    const sorting = { ...state, newData: { ...state.newData, share: 0.9 } };
+    const p = planOf(sorting);
+    expect(covered(p, 'sort')).toEqual(['2026-01-09', '2026-01-08']);
+    expect(covered(p, 'merge')).toEqual([]);
+  });
+});
+
+describe('no planned sort is one Iceberg would not act on', () => {
+  const planOf = (state: TableState, props: Record<string, string> = {}) =>
+    planTable({ state, policy: resolvePolicy(props).policy, pending: {}, now });
+  const sortOf = (p: TablePlan) => p.decisions.filter((d) => d.type === 'sort');
+  // The table-wide count fires on thinDays; new data is most of the table.
+  const hot = (state: TableState): TableState => ({
+    ...state,
+    files: { ...state.files, smallFiles: 26 },
+    newData: { ...state.newData, files: 26, share: 0.9 },
+  });
+
+  it('files spread thin: no sort (nor merge), and the reason says why', () => {
+    const p = planOf(hot(partitioned(thinDays)));
+    expect(sortOf(p).map((d) => d.action)).toEqual(['none']);
+    expect(sortOf(p)[0]!.reason).toMatch(/^files spread thin: .*would change nothing/);
+    expect(p.decisions.filter((d) => d.type === 'merge').map((d) => d.action)).toEqual(['none']);
+    // A waiting sort planned before is removed.
+    const waiting = planTable({
+      state: hot(partitioned(thinDays)),
+      policy: resolvePolicy({}).policy,
+      pending: { sort: { status: 'waiting' } },
+      now,
+    });
+    expect(
+      waiting.decisions.filter((d) => d.type === 'sort').map((d) => [d.action, d.removal]),
+    ).toEqual([['remove', 'skipped']]);
+  });
+
+  it('an unpartitioned table the commit count fires on with one small file: no sort', () => {
+    const state = (n: number) =>
+      tableState(
+        { smallFiles: n, newDataFiles: n, newDataShare: 0.9 },
+        {
+          partitionSpec: { specId: 0, fields: [] },
+          partitions: [],
+          snapshots: { ...tableState().snapshots, sinceLastRewrite: 10 },
+        },
+      );
+    const everyTen = { 'icepack.merge.max-commits': '10' };
+    expect(sortOf(planOf(state(1), everyTen)).map((d) => d.action)).toEqual(['none']);
+    expect(sortOf(planOf(state(1), everyTen))[0]!.reason).toMatch(/^nothing to rewrite: /);
+    expect(sortOf(planOf(state(3), everyTen)).map((d) => d.action)).toEqual(['create']);
+    // One file group: no partition restriction, and the reason does not claim one.
+    const known = { ...state(3), newData: { ...state(3).newData, sinceSequenceNumber: '10' } };
+    const sort = sortOf(planOf(known, everyTen));
+    expect(sort.map((d) => d.action)).toEqual(['create']);
+    expect(sort[0]!.reason).not.toContain('only partitions written since');
+  });
+
+  it('one partition holding enough: the sort is planned there', () => {
+    const enough = thinDays.map((p, i) =>
+      i === 0 ? { ...p, dataFiles: 6, smallFiles: 6, smallFileBytes: 30_000 } : p,
+    );
+    const p = planOf(hot(partitioned(enough)));
+    expect(sortOf(p).map((d) => d.action)).toEqual(['create']);
   });
 });

@@ -136,30 +136,77 @@ function rewriteNeeds(policy: Policy): string {
 }
 
 /**
- * The thresholds a merge or sort is planned and run with: the policy's, except
- * `min-input-files` when the commit count (`icepack.merge.max-commits`) is the only trigger met.
- * That trigger asks for a rewrite of the commits' small files below the file thresholds, but
- * Iceberg applies `min-input-files` per partition: with the policy's (5 by default) a table
- * whose commits left 3 small files in each partition gets a Spark run that changes nothing. So
- * the task carries {@link FEWEST_INPUT_FILES} (or the policy's, when lower), and every
- * partition holding 2 or more small files is rewritten (ADR 0044). When a file threshold fired
- * as well, the policy's value stands: it says which partitions are worth a rewrite.
+ * The thresholds a merge or sort is planned and run with: the policy's, except when the commit
+ * count (`icepack.merge.max-commits`) is the only trigger met. That trigger asks for a rewrite
+ * of what the commits wrote, below the file thresholds:
+ *
+ * - Iceberg applies `min-input-files` per partition: with the policy's (5 by default) a table
+ *   whose commits left 3 small files in each partition gets a Spark run that changes nothing.
+ *   So the task carries {@link FEWEST_INPUT_FILES} (or the policy's, when lower), and every
+ *   partition holding 2 or more small files is rewritten (ADR 0044).
+ * - Only the partitions the commits since the last rewrite wrote are rewritten: those whose
+ *   last sequence number is above the last `replace` snapshot's (ADR 0047). Older partitions
+ *   with a few small files wait for the file thresholds, as without the trigger; the lowered
+ *   `min-input-files` does not sweep them. Not known (a format v1 table, whose sequence numbers
+ *   are all 0; no rewrite in the lineage; a state from before the figure) or an unpartitioned
+ *   table (one file group): no restriction.
+ *
+ * When a file threshold fired as well, the policy's value stands and every partition counts:
+ * the policy says which partitions are worth a rewrite.
  */
 export interface RewriteThresholds {
   /** The policy the rewrite is planned and run under (only `minInputFiles` may differ). */
   readonly policy: Policy;
   /** Why `minInputFiles` is lower than the policy's; null when it is the policy's. */
   readonly lowered: string | null;
+  /**
+   * Only partitions whose last sequence number is above this one (the last rewrite's) are
+   * rewritten; null: no such restriction.
+   */
+  readonly changedAfter: string | null;
+  /** What differs from the policy, for the decisions' reasons (the two above, in words). */
+  readonly notes: readonly string[];
 }
 
-export function rewriteThresholds(policy: Policy, commitsAlone: boolean): RewriteThresholds {
-  if (!commitsAlone || policy.minInputFiles <= FEWEST_INPUT_FILES) return { policy, lowered: null };
+export function rewriteThresholds(
+  state: TableState,
+  policy: Policy,
+  commitsAlone: boolean,
+): RewriteThresholds {
+  if (!commitsAlone) return { policy, lowered: null, changedAfter: null, notes: [] };
+  // An unpartitioned table is one file group: nothing to restrict.
+  const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
+  const since = state.newData.sinceSequenceNumber;
+  const changedAfter =
+    partitioned &&
+    state.formatVersion > 1 &&
+    state.newData.sinceSnapshotId !== null &&
+    since !== undefined
+      ? since
+      : null;
+  const scoped =
+    changedAfter === null
+      ? []
+      : [
+          `only partitions written since the last rewrite (sequence number ${changedAfter}): ` +
+            `only the commit count fired`,
+        ];
+  if (policy.minInputFiles <= FEWEST_INPUT_FILES)
+    return { policy, lowered: null, changedAfter, notes: scoped };
+  const lowered =
+    `min-input-files ${FEWEST_INPUT_FILES} instead of ${policy.minInputFiles}: only the commit ` +
+    `count fired, and Iceberg rewrites a partition's small files only from min-input-files of them`;
   return {
     policy: { ...policy, minInputFiles: FEWEST_INPUT_FILES },
-    lowered:
-      `min-input-files ${FEWEST_INPUT_FILES} instead of ${policy.minInputFiles}: only the commit ` +
-      `count fired, and Iceberg rewrites a partition's small files only from min-input-files of them`,
+    lowered,
+    changedAfter,
+    notes: [lowered, ...scoped],
   };
+}
+
+/** The partition changed after sequence number `after` (its last one is above it; unknown: yes). */
+function changedSince(p: PartitionState, after: number | bigint): boolean {
+  return p.lastSequenceNumber === undefined || sequenceOf(p.lastSequenceNumber) > after;
 }
 
 /**
@@ -379,10 +426,16 @@ function group(
  * most `MAX_TASK_GROUPS` groups. When none is over its thresholds: with `all` the whole table,
  * with `recent`/`selected` their partitions Iceberg would still rewrite (enough small-file
  * bytes; the restriction holds), and none when there is no such partition: a task there would
- * run Spark and change nothing. `policy` is the one the rewrite runs under
- * ({@link rewriteThresholds}).
+ * run Spark and change nothing. `policy` is the one the rewrite runs under, and with
+ * `changedAfter` only partitions changed after that sequence number count, with no table-wide
+ * fallback ({@link rewriteThresholds}).
  */
-export function partitionScope(state: TableState, policy: Policy, now: Date): PartitionScope {
+export function partitionScope(
+  state: TableState,
+  policy: Policy,
+  now: Date,
+  changedAfter: string | null = null,
+): PartitionScope {
   const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
   const listed = state.partitions.filter((p) => Object.keys(p.partition).length > 0);
   if (!partitioned || listed.length === 0) {
@@ -397,13 +450,19 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
   }
   const specs = specsOf(state);
   const sorted = sortedNewestFirst(listed);
+  const after = changedAfter === null ? null : sequenceOf(changedAfter);
   const strategy = strategyText(policy.mergeStrategy);
+  const since =
+    changedAfter === null
+      ? ''
+      : ` written since the last rewrite (sequence number ${changedAfter})`;
   const filterable = allowed(sorted, policy.mergeStrategy, now).flatMap((p) => {
+    if (after !== null && !changedSince(p, after)) return [];
     const predicates = partitionPredicates(p, specs);
     return predicates === null ? [] : [{ p, predicates }];
   });
   let chosen = filterable.filter((m) => partitionNeedsWork(m.p, policy));
-  if (chosen.length === 0 && policy.mergeStrategy.kind === 'all') {
+  if (chosen.length === 0 && policy.mergeStrategy.kind === 'all' && after === null) {
     // The table's rule fired on figures no listed partition carries alone (files spread thin,
     // an older state without column names): as before partitions were planned, the whole
     // table, and Iceberg's own per-group thresholds decide — `rewritesNothing` keeps a merge
@@ -416,9 +475,9 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
     };
   }
   if (chosen.length === 0) {
-    // A restricting strategy keeps its restriction: its partitions Iceberg would rewrite with
-    // the task's options — more small-file bytes than one target file, or, pooled, the files
-    // of older specs (one file group in Iceberg). A partition with a few small files below
+    // A restricting strategy (or the commits' partitions) keeps its restriction: its
+    // partitions Iceberg would rewrite with the task's options — more small-file bytes than one
+    // target file, or, pooled, the files of older specs (one file group in Iceberg). A partition with a few small files below
     // min-input-files would make a task that runs Spark and changes nothing.
     const current = state.partitionSpec.specId;
     const older = filterable.filter((m) => m.p.specId !== current);
@@ -439,8 +498,8 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
         groups: [],
         leftOut: 0,
         reason: some
-          ? `no partition the strategy ${strategy} allows has ${rewriteNeeds(policy)}, so a rewrite would change nothing`
-          : `no partition the strategy ${strategy} allows has small files or delete files`,
+          ? `no partition${since} the strategy ${strategy} allows has ${rewriteNeeds(policy)}, so a rewrite would change nothing`
+          : `no partition${since} the strategy ${strategy} allows has small files or delete files`,
       };
     }
   }
@@ -473,7 +532,7 @@ export function partitionScope(state: TableState, policy: Policy, now: Date): Pa
     groups,
     leftOut,
     reason:
-      `${placed} of ${listed.length} listed partitions over their thresholds (strategy ${strategy}), ` +
+      `${placed} of ${listed.length} listed partitions${since} over their thresholds (strategy ${strategy}), ` +
       `newest first, in ${groups.length} task${groups.length === 1 ? '' : 's'} of at most ${policy.maxBytesPerTask} bytes` +
       (leftOut > 0
         ? `; ${leftOut} older ones wait for a later plan (at most ${MAX_TASK_GROUPS} tasks)`

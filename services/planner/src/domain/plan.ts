@@ -17,7 +17,6 @@ import {
 import {
   cleanupRule,
   deleteFiles,
-  firedByCommitsAlone,
   mergeRule,
   orphansRule,
   rewritesPositionDeletes,
@@ -415,34 +414,42 @@ export function planTable(input: PlanInput): TablePlan {
     input,
     gate('cleanup'),
   );
+  // The merge rule judges the rewrite work once; the sort rule and the thresholds use its work.
+  const { work, ...mergeResult } = mergeRule(state, policy, pending, now);
   // Merges and sorts are planned, and their tasks run, with the thresholds Iceberg will apply:
   // a commit-count trigger alone lowers min-input-files so the rewrite acts on the commits'
-  // small files (ADR 0044); the rules above judged the table with the policy as it is.
-  const thresholds = rewriteThresholds(policy, firedByCommitsAlone(state, policy));
+  // small files (ADR 0044), in the partitions they wrote (ADR 0047); the rules judged the
+  // table with the policy as it is.
+  const thresholds = rewriteThresholds(state, policy, work.commitsAlone);
   const rewriteInput: PlanInput = { ...input, policy: thresholds.policy };
-  const lowered = (decisions: TaskDecision[]): TaskDecision[] =>
-    thresholds.lowered === null
+  const noted = (decisions: TaskDecision[]): TaskDecision[] =>
+    thresholds.notes.length === 0
       ? decisions
       : decisions.map((d) =>
           d.action === 'create' || d.action === 'update'
-            ? { ...d, reason: `${d.reason}; ${thresholds.lowered}` }
+            ? { ...d, reason: [d.reason, ...thresholds.notes].join('; ') }
             : d,
         );
-  const scope = partitionScope(state, thresholds.policy, now);
-  const sortResult = backedOff(sortRule(state, policy, pending, now));
-  const sort = lowered(
-    expand(decide('sort', sortResult, rewriteInput, gate('sort')), scope, rewriteInput),
+  const scope = partitionScope(state, thresholds.policy, now, thresholds.changedAfter);
+  // A merge or sort Iceberg's rewrite would pick nothing in (files spread thin, an
+  // unpartitioned table below its thresholds) would change nothing: none planned, a waiting
+  // one removed. A sort runs the same file planner as a merge (Iceberg 1.10's
+  // SparkShufflingDataRewritePlanner is a BinPackRewriteFilePlanner), so the same check holds.
+  const nothing = rewritesNothing(state, thresholds.policy);
+  const rewriteScope: PartitionScope =
+    nothing === null ? scope : { scoped: true, groups: [], leftOut: 0, reason: nothing };
+  const sortResult = backedOff(sortRule(state, policy, pending, now, work));
+  const sort = noted(
+    expand(decide('sort', sortResult, rewriteInput, gate('sort')), rewriteScope, rewriteInput),
   );
   const sortWins = sort.some((d) => d.action === 'create' || d.action === 'update');
 
-  const mergeResult = backedOff(mergeRule(state, policy, pending, now));
-  // A merge Iceberg's rewrite would pick nothing in (files spread thin, an unpartitioned table
-  // below its thresholds) would change nothing: none planned, a waiting one removed.
-  const nothing = rewritesNothing(state, thresholds.policy);
-  const mergeScope: PartitionScope =
-    nothing === null ? scope : { scoped: true, groups: [], leftOut: 0, reason: nothing };
-  let merge = lowered(
-    expand(decide('merge', mergeResult, rewriteInput, gate('merge')), mergeScope, rewriteInput),
+  let merge = noted(
+    expand(
+      decide('merge', backedOff(mergeResult), rewriteInput, gate('merge')),
+      rewriteScope,
+      rewriteInput,
+    ),
   );
   if (sortWins) {
     const sortId = taskJobId(state.table, 'sort');

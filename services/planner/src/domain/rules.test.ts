@@ -374,6 +374,27 @@ describe('merge: icepack.merge.max-commits triggers a merge after N commits (iss
     expect(rule.factors.some((f) => f.factor === 'commits')).toBe(false);
   });
 
+  it('the result carries the work it judged: whether the commit count alone fired (one judgement per state)', () => {
+    expect(mergeRule(after(10), everyTen, none, now).work).toMatchObject({
+      needed: true,
+      commitsAlone: true,
+    });
+    // A file threshold met too: not the commit count alone.
+    const many = tableState(
+      { smallFiles: 50, newDataFiles: 3 },
+      { snapshots: { ...tableState().snapshots, sinceLastRewrite: 10 } },
+    );
+    expect(mergeRule(many, everyTen, none, now).work.commitsAlone).toBe(false);
+    expect(mergeRule(after(9), everyTen, none, now).work.commitsAlone).toBe(false);
+    // The sort rule takes that work instead of judging it again.
+    const work = mergeRule(after(10), everyTen, none, now).work;
+    const sorted = tableState(
+      { smallFiles: 3, newDataFiles: 3, newDataShare: 0.9 },
+      { snapshots: { ...tableState().snapshots, sinceLastRewrite: 10 } },
+    );
+    expect(sortRule(sorted, everyTen, none, now, work).fires).toBe(true);
+  });
+
   it('refuses 0 or a non-number, naming the key', () => {
     const { policy: p, problems } = resolvePolicy({ 'icepack.merge.max-commits': '0' });
     expect(p.mergeMaxCommits).toBeNull();

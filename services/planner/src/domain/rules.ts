@@ -221,7 +221,30 @@ export function cleanupRule(
   );
 }
 
-function mergeWork(state: TableState, policy: Policy) {
+/**
+ * The work a merge (and a sort, which compacts too) is for, judged once per state: new data and
+ * the triggers (small files, delete files, the commit count), and what follows from them.
+ */
+export interface RewriteWork {
+  readonly newData: Factor;
+  readonly small: Factor;
+  readonly deletes: Factor;
+  /** `icepack.merge.max-commits`; null when unset. */
+  readonly commits: Factor | null;
+  /** small, deletes and, when set, commits: any one met is enough. */
+  readonly triggers: readonly Factor[];
+  /** Dangling delete files above the delete threshold: work without new data. */
+  readonly danglingWork: boolean;
+  readonly needed: boolean;
+  /**
+   * The commit count is met and neither file threshold is: the rewrite lowers
+   * `min-input-files` and acts on the partitions the commits wrote (`rewriteThresholds`,
+   * ADR 0044, 0047).
+   */
+  readonly commitsAlone: boolean;
+}
+
+export function rewriteWork(state: TableState, policy: Policy): RewriteWork {
   const newFiles = state.newData.files;
   const newData = exists(
     'new-data',
@@ -249,7 +272,8 @@ function mergeWork(state: TableState, policy: Policy) {
   const danglingWork = deletes.met && dangling > 0;
   const triggers = [small, deletes, ...(commits === null ? [] : [commits])];
   const needed = (newData.met && triggers.some((f) => f.met)) || danglingWork;
-  return { newData, small, deletes, commits, triggers, danglingWork, needed };
+  const commitsAlone = commits?.met === true && !small.met && !deletes.met;
+  return { newData, small, deletes, commits, triggers, danglingWork, needed, commitsAlone };
 }
 
 /**
@@ -272,16 +296,6 @@ function commitsFactor(state: TableState, policy: Policy): Factor | null {
   };
 }
 
-/**
- * The merge's (and sort's) work is the commit count alone: `icepack.merge.max-commits` is met
- * and neither file threshold is. Its rewrite then lowers `min-input-files`
- * (`rewriteThresholds`, ADR 0044).
- */
-export function firedByCommitsAlone(state: TableState, policy: Policy): boolean {
-  const w = mergeWork(state, policy);
-  return w.commits?.met === true && !w.small.met && !w.deletes.met;
-}
-
 /** Position deletes or deletion vectors are part of why a merge fires. */
 export function rewritesPositionDeletes(state: TableState, policy: Policy): boolean {
   return (
@@ -295,15 +309,16 @@ export function rewritesPositionDeletes(state: TableState, policy: Policy): bool
  * threshold (or, with `icepack.merge.max-commits`, that many commits followed the last
  * rewrite), and the last merge succeeded at least the minimum interval ago, and no merge
  * task is pending. A pending sort also counts: a sort rewrite
- * compacts, so a merge beside it would only repeat the work.
+ * compacts, so a merge beside it would only repeat the work. The result carries the work it
+ * judged, for the sort rule and the rewrite's thresholds: one judgement per state.
  */
 export function mergeRule(
   state: TableState,
   policy: Policy,
   pending: PendingTasks,
   now: Date,
-): RuleResult {
-  const w = mergeWork(state, policy);
+): MergeRuleResult {
+  const w = rewriteWork(state, policy);
   const work = [w.newData, ...w.triggers];
   const gates = [noPending('merge', pending), minIntervalFactor('merge', state, policy, now)];
   const sort = pending.sort;
@@ -318,12 +333,17 @@ export function mergeRule(
       ),
     );
   }
-  return blockersForOr(result('merge', work, gates, w.needed), w);
+  return { ...blockersForOr(result('merge', work, gates, w.needed), w), work: w };
+}
+
+/** The merge rule's result and the work it judged (the sort's and the scope's input). */
+export interface MergeRuleResult extends RuleResult {
+  readonly work: RewriteWork;
 }
 
 // With "small OR deletes OR commits", an unmet trigger is not a blocker when another is met;
 // nor is the lack of new data when dangling delete files make the work.
-function blockersForOr(r: RuleResult, w: ReturnType<typeof mergeWork>): RuleResult {
+function blockersForOr(r: RuleResult, w: RewriteWork): RuleResult {
   if (!w.triggers.some((f) => f.met)) return r;
   const hidden = new Set(w.triggers.filter((f) => !f.met).map((f) => f.text));
   if (w.danglingWork) hidden.add(w.newData.text);
@@ -378,15 +398,16 @@ export function sortPlan(state: TableState, policy: Policy): SortPlan | null {
  * `icepack.sort.columns` / `icepack.zorder.columns` / `icepack.hilbert.columns`), and new data's share of all data is
  * above the new-data threshold, and the last sort succeeded at least the minimum interval ago,
  * and no sort task is pending. A running merge also holds it
- * back: the merge cannot be replaced while it runs, so the next table state decides.
+ * back: the merge cannot be replaced while it runs, so the next table state decides. `w` is
+ * the merge rule's work (`MergeRuleResult.work`), judged once per state.
  */
 export function sortRule(
   state: TableState,
   policy: Policy,
   pending: PendingTasks,
   now: Date,
+  w: RewriteWork = rewriteWork(state, policy),
 ): RuleResult {
-  const w = mergeWork(state, policy);
   const order = sortPlan(state, policy);
   const sortWork = [
     exists(

@@ -39,7 +39,7 @@ PROPS = (
 )
 TABLES = (
     "by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered", "hilberted", "hilbert_conflict",
-    "by_commits",
+    "by_commits", "by_since", "sort_thin",
 )
 # The commit-count table: the policy's own file thresholds (20 small files, min-input-files 5),
 # so its three commits' 9 small files, 3 per partition, fire only `icepack.merge.max-commits`.
@@ -99,6 +99,32 @@ def build_tables(spark, catalog: str, namespace: str) -> None:
         ]
         for table in ("by_region", "by_day", "by_hour", "by_bucket", "by_commits"):
             spark.sql(f"INSERT INTO {name(table)} {ROWS.format(values=values(rows))}")
+    # The table merged before its commits (ADR 0047): two commits in every region, a rewrite of
+    # eu alone (Iceberg's own, a `replace` snapshot), then three commits to eu only. us and
+    # apac keep the 2 small files of before the rewrite; eu holds the rewritten file and 3 new.
+    spark.sql(
+        f"CREATE TABLE {name('by_since')} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) "
+        f"USING iceberg PARTITIONED BY (region) TBLPROPERTIES ({COMMITS_PROPS})"
+    )
+    for commit in range(2):
+        rows = [(5000 + commit * 10 + i, ["eu", "us", "apac"][i % 3], "2026-01-01 01:00:00") for i in range(6)]
+        spark.sql(f"INSERT INTO {name('by_since')} {ROWS.format(values=values(rows))}")
+    spark.sql(
+        f"CALL {quote_ident(catalog)}.system.rewrite_data_files(table => '{namespace}.by_since', "
+        "where => \"region = 'eu'\", options => map('min-input-files', '2'))"
+    )
+    for commit in range(3):
+        rows = [(6000 + commit * 10 + i, "eu", "2026-01-02 01:00:00") for i in range(3)]
+        spark.sql(f"INSERT INTO {name('by_since')} {ROWS.format(values=values(rows))}")
+    # A sorted table spread thin: one commit, one row a day over 6 days, so one small file per
+    # day partition (the table's 6 small files are above its threshold of 2).
+    spark.sql(
+        f"CREATE TABLE {name('sort_thin')} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) "
+        f"USING iceberg PARTITIONED BY (days(ts)) TBLPROPERTIES ({PROPS})"
+    )
+    spark.sql(f"ALTER TABLE {name('sort_thin')} WRITE ORDERED BY id")
+    thin = [(7000 + d, "eu", f"2026-02-0{d + 1} 01:00:00") for d in range(6)]
+    spark.sql(f"INSERT INTO {name('sort_thin')} {ROWS.format(values=values(thin))}")
     # The evolved table: files under spec 0 (region) on 2025-12-31, then day(ts) added and
     # files under spec 1 on later days.
     for commit in range(2):
