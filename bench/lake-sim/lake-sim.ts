@@ -180,7 +180,19 @@ export async function runLakeSim(
     log(`${policy}: ${String(tables.length)} tables created and loaded (${String(ready.t)} s)`);
 
     if (policy === 'icepack') {
-      events = await startServices(stack, catalog, lake, services);
+      events = await startServices(
+        stack,
+        catalog,
+        lake,
+        services,
+        options.residentIdleSeconds === 0
+          ? {}
+          : {
+              dispatcher: {
+                ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS: String(options.residentIdleSeconds),
+              },
+            },
+      );
       kafka = new KafkaClient({
         brokers: [...stack.kafkaBrokers],
         clientId: 'lake-sim',

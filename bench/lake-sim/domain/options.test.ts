@@ -24,6 +24,16 @@ describe('parseOptions', () => {
     ).toBe('s3');
   });
 
+  it('reads the resident-session idle bound: 0 (the dispatcher’s default) unless given', () => {
+    expect(parseOptions(['--minutes', '3', '--policy', 'icepack'], '/o').residentIdleSeconds).toBe(
+      0,
+    );
+    expect(
+      parseOptions(['--minutes', '3', '--policy', 'icepack', '--resident-idle-seconds', '60'], '/o')
+        .residentIdleSeconds,
+    ).toBe(60);
+  });
+
   it.each([
     [['--policy', 'icepack'], '--minutes: required'],
     [['--minutes', '3'], '--policy: required'],
@@ -38,6 +48,14 @@ describe('parseOptions', () => {
     ],
     [['--minutes', '3', '--policy', 'none', '--storage', 'gcs'], '--storage: expected local|s3'],
     [['--minutes', '3', '--policy', 'none', '--storage'], '--storage: expected local|s3, got null'],
+    [
+      ['--minutes', '3', '--policy', 'icepack', '--resident-idle-seconds', '-5'],
+      '--resident-idle-seconds: expected a whole number ≥ 0, got "-5"',
+    ],
+    [
+      ['--minutes', '3', '--policy', 'icepack', '--resident-idle-seconds', '1.5'],
+      '--resident-idle-seconds: expected a whole number ≥ 0',
+    ],
     [['--minutes', '3', '--policy', 'none', '--fast'], 'unknown flag "--fast"'],
   ])('refuses %j naming the flag', (argv, message) => {
     expect(() => parseOptions(argv, '/o')).toThrow(OptionError);

@@ -35,6 +35,12 @@ export interface SimOptions {
    * REST catalog of its own whose warehouse is on an S3 store of its own (moto).
    */
   readonly storage: Storage;
+  /**
+   * With Icepack: the dispatcher's resident-session idle bound (ADR 0046,
+   * `ICEPACK_DISPATCHER_SESSION_IDLE_SECONDS`); 0, the default, leaves the dispatcher's own
+   * default (off).
+   */
+  readonly residentIdleSeconds: number;
   /** Where the markdown and HTML reports go. */
   readonly outDir: string;
 }
@@ -49,6 +55,7 @@ export const DEFAULTS: Omit<SimOptions, 'minutes' | 'policies' | 'outDir'> = {
   settleMinutes: 5,
   maxPerKind: 8,
   storage: 'local',
+  residentIdleSeconds: 0,
 };
 
 /** The options that shape a run (recorded with its result): all but policies and outDir. */
@@ -94,6 +101,7 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
   const numbers: Partial<Record<keyof SimOptions, number>> = {};
   let policies: Policy[] | undefined;
   let storage: Storage = DEFAULTS.storage;
+  let residentIdleSeconds = DEFAULTS.residentIdleSeconds;
   let outDir = defaultOutDir;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
@@ -111,6 +119,14 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
         );
       }
       policies = [...new Set(names as Policy[])];
+    } else if (flag === '--resident-idle-seconds') {
+      const seconds = Number(value);
+      if (value === undefined || value.trim() === '' || !Number.isInteger(seconds) || seconds < 0) {
+        throw new OptionError(
+          `--resident-idle-seconds: expected a whole number ≥ 0, got ${JSON.stringify(value ?? null)}`,
+        );
+      }
+      residentIdleSeconds = seconds;
     } else if (flag === '--storage') {
       if (!(Storages as readonly string[]).includes(value ?? '')) {
         throw new OptionError(
@@ -127,5 +143,13 @@ export function parseOptions(argv: readonly string[], defaultOutDir: string): Si
   }
   if (numbers.minutes === undefined) throw new OptionError('--minutes: required');
   if (policies === undefined) throw new OptionError('--policy: required (none|cron|icepack)');
-  return { ...DEFAULTS, ...numbers, minutes: numbers.minutes, policies, storage, outDir };
+  return {
+    ...DEFAULTS,
+    ...numbers,
+    minutes: numbers.minutes,
+    policies,
+    storage,
+    residentIdleSeconds,
+    outDir,
+  };
 }

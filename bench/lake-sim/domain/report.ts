@@ -175,7 +175,7 @@ export function markdownReport(results: readonly RunResult[], command: string): 
   const lines = [
     `# Lake simulator — ${results.map((r) => r.policy).join(', ')} — ${first.startedAt.slice(0, 10)}`,
     '',
-    `Command: \`${command}\`. Workload: ${String(first.tables.length)} tables on ${o.storage === 's3' ? 'S3 (moto)' : 'local disk'}, seed ${String(o.seed)}, ${String(o.minutes)} min of writing at load ${String(o.load)}; snapshot retention ${String(o.retentionMinutes)} min (table property); cron every ${String(o.cronMinutes)} min; query probe every ${String(o.probeEveryMinutes)} min. How to read this: [docs/lake-sim.md](../../docs/lake-sim.md).`,
+    `Command: \`${command}\`. Workload: ${String(first.tables.length)} tables on ${o.storage === 's3' ? 'S3 (moto)' : 'local disk'}, seed ${String(o.seed)}, ${String(o.minutes)} min of writing at load ${String(o.load)}; snapshot retention ${String(o.retentionMinutes)} min (table property); cron every ${String(o.cronMinutes)} min; query probe every ${String(o.probeEveryMinutes)} min${(o.residentIdleSeconds ?? 0) > 0 ? `; Icepack's resident sessions on (idle bound ${String(o.residentIdleSeconds)} s)` : ''}. How to read this: [docs/lake-sim.md](../../docs/lake-sim.md).`,
     '',
     ...results.map((r) => `- ${r.policy}: ${r.startedAt} → ${r.endedAt}, catalog \`${r.catalog}\``),
     '',
