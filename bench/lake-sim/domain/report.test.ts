@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from './options.ts';
-import { htmlReport, invariantRows, markdownReport, outcomeRows } from './report.ts';
+import { htmlReport, invariantRows, markdownReport, outcomeRows, runLabels } from './report.ts';
 import { invariants, totalsOverTime } from './result.ts';
 import type { RunResult, Sample } from './result.ts';
 
@@ -78,13 +78,33 @@ describe('reports', () => {
       verified: true,
     });
     const bad = run('icepack', {
+      startedAt: '2026-12-03T10:36:39.568Z',
       duplicates: ['run r-a1 launched 2 times'],
       verify: [{ ...clean.verify[0]!, ok: false, actual: { rows: 11, hash: 'cd' }, duplicated: 1 }],
     });
     expect(invariantRows([clean, bad])).toContainEqual(['duplicate Spark runs', '0', '1']);
     const md = markdownReport([clean, bad], './dev bench lake-sim --minutes 3 --policy icepack');
-    expect(md).toContain('icepack: duplicate run: run r-a1 launched 2 times');
+    expect(md).toContain('icepack (2026-12-03 10:36): duplicate run: run r-a1 launched 2 times');
     expect(md).toContain('data differs in a main: expected 10 rows, read 11');
+  });
+
+  it('labels each run: the resident-session bound, and the start of runs that share a label', () => {
+    const sessions = (s: number, startedAt: string) =>
+      run('icepack', { startedAt, options: { ...run('icepack').options, residentIdleSeconds: s } });
+    expect(
+      runLabels([
+        sessions(0, '2026-12-03T10:36:00Z'),
+        sessions(60, '2026-12-03T21:22:00Z'),
+        run('cron'),
+      ]),
+    ).toEqual(['icepack', 'icepack, sessions 60 s', 'cron']);
+    expect(
+      runLabels([sessions(0, '2026-12-02T09:00:00Z'), sessions(0, '2026-12-03T10:36:00Z')]),
+    ).toEqual(['icepack (2026-12-02 09:00)', 'icepack (2026-12-03 10:36)']);
+    expect(runLabels([run('none'), run('none')])).toEqual([
+      expect.stringMatching(/#1$/),
+      expect.stringMatching(/#2$/),
+    ]);
   });
 
   it('reports the end figures per policy and a page that carries its chart library', () => {

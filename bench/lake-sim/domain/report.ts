@@ -25,6 +25,27 @@ function probeTotals(result: RunResult): Map<string, { scan: number; lookup: num
   return out;
 }
 
+/**
+ * Each run's column label: its policy, with Icepack's resident-session bound when it was on
+ * (ADR 0046), and the run's start when two runs would share a label (runs of several days
+ * joined by `report`).
+ */
+export function runLabels(results: readonly RunResult[]): string[] {
+  const base = results.map((r) =>
+    r.policy === 'icepack' && (r.options.residentIdleSeconds ?? 0) > 0
+      ? `icepack, sessions ${String(r.options.residentIdleSeconds)} s`
+      : r.policy,
+  );
+  const dated = base.map((label, i) =>
+    base.indexOf(label) === base.lastIndexOf(label)
+      ? label
+      : `${label} (${results[i]!.startedAt.slice(0, 16).replace('T', ' ')})`,
+  );
+  return dated.map((label, i) =>
+    dated.indexOf(label) === dated.lastIndexOf(label) ? label : `${label} #${String(i + 1)}`,
+  );
+}
+
 /** One line per figure, one column per policy. */
 export function outcomeRows(results: readonly RunResult[]): [string, ...string[]][] {
   const col = (f: (r: RunResult) => string): string[] => results.map(f);
@@ -137,32 +158,32 @@ function mdTable(head: readonly string[], rows: readonly (readonly string[])[]):
 /** Findings worth a person's attention: every broken invariant, listed. */
 function findings(results: readonly RunResult[]): string[] {
   const out: string[] = [];
-  for (const r of results) {
+  const labels = runLabels(results);
+  for (const [i, r] of results.entries()) {
+    const label = labels[i]!;
     const inv = invariants(r);
     for (const t of inv.wasted) {
       out.push(
-        `${r.policy}: wasted ${t.type} on ${t.table} (run ${t.runId}): ${JSON.stringify(t.before)} → ${JSON.stringify(t.after)}`,
+        `${label}: wasted ${t.type} on ${t.table} (run ${t.runId}): ${JSON.stringify(t.before)} → ${JSON.stringify(t.after)}`,
       );
     }
-    for (const d of inv.duplicates) out.push(`${r.policy}: duplicate run: ${d}`);
-    for (const f of r.falseLosses) out.push(`${r.policy}: false loss: ${f}`);
+    for (const d of inv.duplicates) out.push(`${label}: duplicate run: ${d}`);
+    for (const f of r.falseLosses) out.push(`${label}: false loss: ${f}`);
     for (const v of inv.data) {
       out.push(
-        `${r.policy}: data differs in ${v.table} ${v.ref}: expected ${String(v.expected.rows)} rows, read ${String(v.actual.rows)} (missing ${String(v.missing)}, extra ${String(v.extra)}, duplicated ${String(v.duplicated)}, changed ${String(v.changed)})`,
+        `${label}: data differs in ${v.table} ${v.ref}: expected ${String(v.expected.rows)} rows, read ${String(v.actual.rows)} (missing ${String(v.missing)}, extra ${String(v.extra)}, duplicated ${String(v.duplicated)}, changed ${String(v.changed)})`,
       );
     }
-    if (!inv.verified) out.push(`${r.policy}: the data was never read back (no verify lines)`);
-    for (const l of r.lifecycle) out.push(`${r.policy}: lifecycle: ${l}`);
+    if (!inv.verified) out.push(`${label}: the data was never read back (no verify lines)`);
+    for (const l of r.lifecycle) out.push(`${label}: lifecycle: ${l}`);
     const open = r.tasks.filter((x) => x.outcome === 'running');
     if (open.length > 0) {
       out.push(
-        `${r.policy}: ${String(open.length)} run(s) still running when the data was checked (not judged): ${open.map((t) => `${t.type} ${t.table}`).join(', ')}`,
+        `${label}: ${String(open.length)} run(s) still running when the data was checked (not judged): ${open.map((t) => `${t.type} ${t.table}`).join(', ')}`,
       );
     }
     for (const t of r.tasks.filter((x) => x.outcome === 'failed' || x.outcome === 'retrying')) {
-      out.push(
-        `${r.policy}: ${t.outcome} ${t.type} on ${t.table} (run ${t.runId}): ${t.error ?? ''}`,
-      );
+      out.push(`${label}: ${t.outcome} ${t.type} on ${t.table} (run ${t.runId}): ${t.error ?? ''}`);
     }
   }
   return out;
@@ -171,13 +192,17 @@ function findings(results: readonly RunResult[]): string[] {
 export function markdownReport(results: readonly RunResult[], command: string): string {
   const first = results[0]!;
   const o = first.options;
-  const head = ['', ...results.map((r) => r.policy)];
+  const labels = runLabels(results);
+  const head = ['', ...labels];
   const lines = [
-    `# Lake simulator — ${results.map((r) => r.policy).join(', ')} — ${first.startedAt.slice(0, 10)}`,
+    `# Lake simulator — ${labels.join('; ')} — ${first.startedAt.slice(0, 10)}`,
     '',
-    `Command: \`${command}\`. Workload: ${String(first.tables.length)} tables on ${o.storage === 's3' ? 'S3 (moto)' : 'local disk'}, seed ${String(o.seed)}, ${String(o.minutes)} min of writing at load ${String(o.load)}; snapshot retention ${String(o.retentionMinutes)} min (table property); cron every ${String(o.cronMinutes)} min; query probe every ${String(o.probeEveryMinutes)} min${(o.residentIdleSeconds ?? 0) > 0 ? `; Icepack's resident sessions on (idle bound ${String(o.residentIdleSeconds)} s)` : ''}. How to read this: [docs/lake-sim.md](../../docs/lake-sim.md).`,
+    `Command: \`${command}\`. Workload: ${String(first.tables.length)} tables on ${o.storage === 's3' ? 'S3 (moto)' : 'local disk'}, seed ${String(o.seed)}, ${String(o.minutes)} min of writing at load ${String(o.load)}; snapshot retention ${String(o.retentionMinutes)} min (table property); cron every ${String(o.cronMinutes)} min; query probe every ${String(o.probeEveryMinutes)} min. How to read this: [docs/lake-sim.md](../../docs/lake-sim.md).`,
     '',
-    ...results.map((r) => `- ${r.policy}: ${r.startedAt} → ${r.endedAt}, catalog \`${r.catalog}\``),
+    ...results.map(
+      (r, i) =>
+        `- ${labels[i]!}: ${r.startedAt} → ${r.endedAt}, catalog \`${r.catalog}\`${r.policy === 'icepack' ? `; resident sessions ${(r.options.residentIdleSeconds ?? 0) > 0 ? `on (idle bound ${String(r.options.residentIdleSeconds)} s)` : 'off'}` : ''}`,
+    ),
     '',
     '## Invariants',
     '',
@@ -202,6 +227,17 @@ export function markdownReport(results: readonly RunResult[], command: string): 
 }
 
 const COLORS: Record<string, string> = { none: '#9e9e9e', cron: '#e6862e', icepack: '#1f77b4' };
+/** Further runs of a policy already shown get the next of these. */
+const MORE_COLORS = ['#2ca02c', '#9467bd', '#d62728', '#8c564b'];
+
+function runColors(results: readonly RunResult[]): string[] {
+  let more = 0;
+  return results.map((r, i) =>
+    results.findIndex((x) => x.policy === r.policy) === i
+      ? (COLORS[r.policy] ?? MORE_COLORS[more++ % MORE_COLORS.length]!)
+      : MORE_COLORS[more++ % MORE_COLORS.length]!,
+  );
+}
 
 function escapeHtml(text: string): string {
   return text.replace(
@@ -220,6 +256,8 @@ function htmlTable(head: readonly string[], rows: readonly (readonly string[])[]
 export function chartSpecs(
   results: readonly RunResult[],
 ): { id: string; title: string; config: unknown }[] {
+  const labels = runLabels(results);
+  const colors = runColors(results);
   const line = (
     key: 'dataFiles' | 'smallFiles' | 'deleteFiles' | 'snapshots' | 'metadataBytes',
     title: string,
@@ -229,9 +267,9 @@ export function chartSpecs(
     config: {
       type: 'line',
       data: {
-        datasets: results.map((r) => ({
-          label: r.policy,
-          borderColor: COLORS[r.policy],
+        datasets: results.map((r, i) => ({
+          label: labels[i],
+          borderColor: colors[i],
           pointRadius: 0,
           data: totalsOverTime(r.samples).map((s) => ({ x: s.t / 60, y: s[key] })),
         })),
@@ -258,11 +296,11 @@ export function chartSpecs(
       config: {
         type: 'bar',
         data: {
-          labels: results.map((r) => r.policy),
+          labels,
           datasets: [
             {
               label: 'core-seconds',
-              backgroundColor: results.map((r) => COLORS[r.policy]),
+              backgroundColor: colors,
               data: results.map((r) => Math.round(r.coreSeconds)),
             },
           ],
@@ -277,9 +315,9 @@ export function chartSpecs(
         type: 'bar',
         data: {
           labels: checkpoints,
-          datasets: results.map((r) => ({
-            label: r.policy,
-            backgroundColor: COLORS[r.policy],
+          datasets: results.map((r, i) => ({
+            label: labels[i],
+            backgroundColor: colors[i],
             data: checkpoints.map((c) => {
               const p = probeTotals(r).get(c);
               return p === undefined ? null : query === 'full-scan' ? p.scan : p.lookup;
@@ -298,11 +336,12 @@ export function htmlReport(
   markdown: string,
   chartJs: string,
 ): string {
-  const head = ['', ...results.map((r) => r.policy)];
+  const labels = runLabels(results);
+  const head = ['', ...labels];
   const charts = chartSpecs(results);
-  const perTable = results.map((r) => {
+  const perTable = results.map((r, i) => {
     const end = finalSamples(r.samples);
-    return `<h3>${escapeHtml(r.policy)}: each table at the end</h3>${htmlTable(
+    return `<h3>${escapeHtml(labels[i]!)}: each table at the end</h3>${htmlTable(
       [
         'table',
         'kind',
@@ -332,10 +371,10 @@ export function htmlReport(
     )}`;
   });
   return `<!doctype html>
-<html><head><meta charset="utf-8"><title>Lake simulator ${escapeHtml(results.map((r) => r.policy).join(', '))}</title>
+<html><head><meta charset="utf-8"><title>Lake simulator ${escapeHtml(labels.join('; '))}</title>
 <style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.chart{width:100%;max-width:1000px;margin:1em 0}pre{background:#f6f6f6;padding:1em;overflow:auto}</style>
 <script>${chartJs.replace(/<\/script/gi, '<\\/script')}</script></head><body>
-<h1>Lake simulator: ${escapeHtml(results.map((r) => r.policy).join(', '))}</h1>
+<h1>Lake simulator: ${escapeHtml(labels.join('; '))}</h1>
 <h2>Invariants</h2>${htmlTable(head, invariantRows(results))}
 <h2>Outcome</h2>${htmlTable(head, outcomeRows(results))}
 <h2>Over time</h2>
