@@ -1,9 +1,9 @@
 import { InMemoryMetrics } from '@icepack/runtime/testing';
-import { sampleBinding, sampleMergeTask, type TaskEvent } from '@icepack/types';
+import { sampleBinding, sampleMergeTask, type RunLocation, type TaskEvent } from '@icepack/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
-import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import type { BatchOutcome, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
 import { LaunchGate } from '../domain/launch-gate.ts';
 import { WaitKind } from '../domain/waits.ts';
 import { DispatchMetrics } from './dispatch-metrics.ts';
@@ -125,7 +125,60 @@ describe('dispatcher metrics from task events', () => {
   });
 });
 
+/** A runner with every member `SparkRunner` has, optional ones too, each noting its call. */
+class EveryMember implements Required<SparkRunner> {
+  readonly kind = 'every';
+  readonly calls: string[] = [];
+  run(): Promise<RunOutcome> {
+    return this.#call('run', { ok: true, reattached: false });
+  }
+  isLaunched(): Promise<boolean> {
+    return this.#call('isLaunched', true);
+  }
+  runName(): string {
+    this.calls.push('runName');
+    return 'run-1';
+  }
+  location(): RunLocation {
+    this.calls.push('location');
+    return { runner: this.kind, runId: 'run-1', logs: [] };
+  }
+  runBatch(): Promise<BatchOutcome> {
+    return this.#call('runBatch', { reattached: false, ends: new Map() });
+  }
+  batchName(): string {
+    this.calls.push('batchName');
+    return 'batch-1';
+  }
+  batchLocation(): RunLocation {
+    this.calls.push('batchLocation');
+    return { runner: this.kind, runId: 'batch-1', logs: [] };
+  }
+  appendToBatch(): Promise<boolean> {
+    return this.#call('appendToBatch', true);
+  }
+  #call<T>(member: string, value: T): Promise<T> {
+    this.calls.push(member);
+    return Promise.resolve(value);
+  }
+}
+
 describe('dispatcher metrics from runs', () => {
+  it('pass every member of the runner on, bound to it: batches, resident sessions, run locations', async () => {
+    const inner = new EveryMember();
+    const wrapped = dispatch.runner(inner) as unknown as Record<string, unknown>;
+    const members = Object.getOwnPropertyNames(EveryMember.prototype).filter(
+      (name) => name !== 'constructor',
+    );
+    for (const name of members) {
+      const member = wrapped[name];
+      expect(member, name).toBeTypeOf('function');
+      await (member as (...args: unknown[]) => unknown)(request);
+    }
+    expect(inner.calls.sort()).toEqual([...members].sort());
+    expect(wrapped.kind).toBe('every');
+  });
+
   it('hold a slot while a run goes on, then time it and count what it rewrote', async () => {
     const { runner, end } = heldRunner();
     const running = dispatch.runner(runner).run(request);

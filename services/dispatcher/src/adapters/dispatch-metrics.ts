@@ -15,6 +15,29 @@ import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runne
 import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchSink } from './task-events.ts';
 
+/** The runner's optional members (`location`, `runBatch`, `appendToBatch`, …). */
+type OptionalRunnerMember = {
+  [K in keyof SparkRunner]-?: undefined extends SparkRunner[K] ? K : never;
+}[keyof SparkRunner];
+
+/** Each optional member, passed through by `DispatchMetrics.runner` when the runner has it. */
+const OPTIONAL_RUNNER_MEMBERS = [
+  'location',
+  'runBatch',
+  'batchName',
+  'batchLocation',
+  'appendToBatch',
+] as const satisfies readonly OptionalRunnerMember[];
+
+// A member added to `SparkRunner` and not to the list above fails the type check here.
+const everyOptionalMemberListed: Exclude<
+  OptionalRunnerMember,
+  (typeof OPTIONAL_RUNNER_MEMBERS)[number]
+> extends never
+  ? true
+  : never = true;
+void everyOptionalMemberListed;
+
 /** The `outcome` label of `icepack.dispatcher.tasks.finished`: how a run of a task ended. */
 export const FinishedOutcome = {
   succeeded: 'succeeded',
@@ -171,21 +194,24 @@ export class DispatchMetrics {
     };
   }
 
-  /** `runner`, timing each run, counting re-attached ones and the runs in flight. */
+  /**
+   * `runner`, timing each run, counting re-attached ones and the runs in flight. Every other
+   * member passes through unmeasured, bound to `inner`: a member left out here would be
+   * missing only where metrics are on (the service, not most tests) — batches would run every
+   * task alone, resident sessions would never start, runs would lose their recorded location.
+   */
   runner(inner: SparkRunner): SparkRunner {
+    const passed: Partial<SparkRunner> = {};
+    for (const key of OPTIONAL_RUNNER_MEMBERS) {
+      const member = inner[key]?.bind(inner);
+      if (member !== undefined) Object.assign(passed, { [key]: member });
+    }
     return {
+      ...passed,
       kind: inner.kind,
       isLaunched: (request) => inner.isLaunched(request),
       runName: (key) => inner.runName(key),
       run: (request) => this.#run(inner, request),
-      // Batches pass through unmeasured (their tasks' events still count): without these
-      // the worker would run every task alone.
-      ...(inner.runBatch === undefined || inner.batchName === undefined
-        ? {}
-        : {
-            runBatch: (request) => inner.runBatch!(request),
-            batchName: (key) => inner.batchName!(key),
-          }),
     };
   }
 
