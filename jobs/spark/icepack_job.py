@@ -443,6 +443,13 @@ _TRANSIENT = (
 # A ValidationException is a conflict only when a concurrent commit caused it; otherwise it is
 # a bad request (unknown sort column, …).
 _CONFLICT_PHRASES = ("conflict", "found new", "missing required files", "cannot commit", "concurrent")
+# A REST catalog before Iceberg 1.11 answers 400 when a commit to another branch of the table
+# took the sequence number this commit was built with (apache/iceberg#15001; from PR #15126 the
+# server sends a CommitFailedException instead): nothing was committed, a retry on fresh
+# metadata succeeds. Seen by the lake simulator on a table whose writers commit to a branch.
+_STALE_SEQUENCE = re.compile(
+    r"cannot add snapshot with sequence number \d+ older than last sequence number \d+"
+)
 
 
 _OOM = "java.lang.OutOfMemoryError"
@@ -457,6 +464,8 @@ def classify(chain: list[tuple[str, str]]) -> str:
     if any(n in _NOT_FOUND for n in names):
         return "table-not-found"
     if any(n in _CONFLICT for n in names):
+        return "commit-conflict"
+    if any(_STALE_SEQUENCE.search(message.lower()) for _, message in chain):
         return "commit-conflict"
     for name, message in chain:
         if name == "org.apache.iceberg.exceptions.ValidationException":

@@ -540,6 +540,18 @@ class ClassifyTest(unittest.TestCase):
             ([("java.lang.RuntimeException", "x"), ("java.net.ConnectException", "refused")], "io"),
             ([("org.apache.iceberg.exceptions.ServiceFailureException", "Server error")], "io"),
             ([("java.lang.IllegalStateException", "boom")], "failed"),
+            # apache/iceberg#15001: a commit to another branch took the sequence number.
+            (
+                [
+                    (
+                        "org.apache.iceberg.exceptions.BadRequestException",
+                        "Malformed request: Cannot add snapshot with sequence number 66 older "
+                        "than last sequence number 66",
+                    )
+                ],
+                "commit-conflict",
+            ),
+            ([("org.apache.iceberg.exceptions.BadRequestException", "Malformed request: x")], "failed"),
             ([("java.lang.OutOfMemoryError", "Java heap space")], "out-of-memory"),
             (
                 [
