@@ -4,7 +4,9 @@ import {
   MAX_TASK_GROUPS,
   queueNameForCatalog,
   runLocationSchema,
+  tableKey,
   taskJobId,
+  taskJobIdOfKey,
   TaskType,
 } from '@icepack/types';
 import type { RunLocation } from '@icepack/types';
@@ -172,8 +174,9 @@ export class TaskQueue {
    */
   async inspect(table: TableId): Promise<TableJobs> {
     const types = Object.values(TaskType);
+    const key = tableKey(table);
     const ids = types.flatMap((type) =>
-      Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobId(table, type, g + 1)),
+      Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobIdOfKey(key, type, g + 1)),
     );
     const reply = (await INSPECT_JOBS.run(
       this.#redis,
