@@ -55,6 +55,16 @@ interface PlannerCode {
   readonly LastSucceededStore: new (o: { connection: typeof redis; key: string }) => {
     clear(): Promise<void>;
   };
+  /**
+   * How this code's `main.ts` reads a table before planning (one script since issue 17's
+   * speed step; absent before: the planner's own separate reads).
+   */
+  readonly reads?: (o: {
+    connection: typeof redis;
+    states: TableStateStore;
+    queue: TaskQueue;
+    lastSucceeded: unknown;
+  }) => unknown;
   /** The planner's connection, with the options this code's `main.ts` gives it. */
   readonly redis: typeof redis;
   readonly close: () => Promise<void>;
@@ -68,8 +78,14 @@ async function load(label: string, root: string): Promise<PlannerCode> {
     () => ({}),
   );
   const own = createRedisConnection(redisUrl, { role: 'client', logger, redis: options });
+  const reads = await at('table-reads.ts').then(
+    (m: { ScriptedTableReads: new (o: unknown) => unknown }) => (o: unknown) =>
+      new m.ScriptedTableReads(o),
+    () => undefined,
+  );
   return {
     label,
+    reads,
     redis: own.redis,
     close: () => own.close(),
     Planner: ((await at('planner.ts')) as { Planner: PlannerCode['Planner'] }).Planner,
@@ -180,6 +196,9 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
     events: new code.InMemoryTaskEventSink(),
     logger,
     lastSucceeded: lastSucceeded as never,
+    ...(code.reads === undefined
+      ? {}
+      : { reads: code.reads({ connection: redis, states: store, queue, lastSucceeded }) as never }),
   });
   const rows: Row[] = [];
   const round = async (name: string, batch: readonly TableState[]) => {

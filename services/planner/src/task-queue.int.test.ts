@@ -11,9 +11,11 @@ import {
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { Planner } from './adapters/planner.ts';
 import { PLANNER_REDIS_OPTIONS } from './adapters/redis-options.ts';
 import { TableStateStore } from './adapters/state-store.ts';
+import { ScriptedTableReads } from './adapters/table-reads.ts';
 import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { planTable } from './domain/plan.ts';
@@ -66,11 +68,23 @@ function setup(scoreOptions: ScoreOptions = DEFAULT_SCORE_OPTIONS) {
     catalogsKey: `test:${catalog}:catalogs`,
   });
   const events = new InMemoryTaskEventSink();
-  const planner = new Planner({ queue, states, events, logger, scoreOptions });
+  // As main.ts makes it: the table read in one script (issue 17 point 6).
+  const lastSucceeded = new LastSucceededStore({ connection: redis, key: `test:${catalog}:ok` });
+  const reads = new ScriptedTableReads({ connection: redis, states, queue, lastSucceeded });
+  const planner = new Planner({
+    queue,
+    states,
+    events,
+    logger,
+    scoreOptions,
+    lastSucceeded,
+    reads,
+  });
   cleanup.push(async () => {
     await queue.queue(catalog).obliterate({ force: true });
     await queue.close();
     await states.clear();
+    await lastSucceeded.clear();
   });
   const table = (name = 'orders') => sampleTableId({ catalog, name });
   const state = (figures: StateFigures, overrides: Partial<TableState> = {}, name = 'orders') =>

@@ -85,7 +85,7 @@ export function unpackPartitions(packed: PackedPartitions): PartitionState[] {
 }
 
 /** A stored state's JSON as a state: packed partitions unpacked, an older entry as it is. */
-function fromStored(raw: string): unknown {
+export function fromStored(raw: string): unknown {
   const stored = JSON.parse(raw) as Record<string, unknown> & {
     packedPartitions?: PackedPartitions;
   };
@@ -115,6 +115,11 @@ export class TableStateStore {
     this.#statesKey = options.statesKey ?? 'icepack:planner:table-states';
     this.#catalogsKey = options.catalogsKey ?? 'icepack:planner:catalogs';
     this.#headsKey = options.headsKey ?? `${this.#statesKey}:heads`;
+  }
+
+  /** Its hashes: whole states, and their heads. */
+  get keys(): { readonly states: string; readonly heads: string } {
+    return { states: this.#statesKey, heads: this.#headsKey };
   }
 
   /** The stored state; written by this service, so parsed without re-validation. */
