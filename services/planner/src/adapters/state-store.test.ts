@@ -57,9 +57,10 @@ describe('packed partitions (the stored form of a state partition list)', () => 
   it('gives back partitions whose keys come in another order, or with keys left out', () => {
     const a = day('2026-01-09');
     const { specId, partition, ...rest } = day('2026-01-08', { deleteFileBytes: 5 });
-    const reordered = { ...rest, partition, specId } as PartitionState;
-    const { lastChangedAt: _, ...shorter } = day('2026-01-07');
-    const partitions = [a, reordered, shorter as PartitionState, day('2026-01-06')];
+    const reordered: PartitionState = { ...rest, partition, specId };
+    const shorter = day('2026-01-07');
+    delete shorter.lastChangedAt;
+    const partitions = [a, reordered, shorter, day('2026-01-06')];
     const packed = packPartitions(partitions)!;
     expect(packed.rows.map((r) => r.length)).toEqual([10, 10, 10, 10]);
     expect(unpackPartitions(JSON.parse(JSON.stringify(packed)) as typeof packed)).toEqual(
