@@ -5,7 +5,7 @@
 // Besides states/s, each round records CPU per state — this process's and Redis's (INFO cpu) —
 // which a shared, loaded machine distorts far less than wall time.
 // Run (with Redis up: bash deploy/local/infra.sh up redis):
-//   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes]
+//   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes] [states|messages]
 // e.g. node bench/planner/plan-partitions.ts /work/main 1000 1000 16 3
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -14,8 +14,11 @@ import { Writable } from 'node:stream';
 import type { RedisOptions } from 'ioredis';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
+  createEnvelope,
   MAX_TABLE_STATE_PARTITIONS,
   sampleTableId,
+  serializeEnvelope,
+  tableKey,
   type PartitionState,
   type TableState,
 } from '@icepack/types';
@@ -34,6 +37,13 @@ const tables = Number(process.argv[3] ?? 1_000);
 const partitions = Number(process.argv[4] ?? 1_000);
 const inFlight = Number(process.argv[5] ?? 16);
 const passes = Number(process.argv[6] ?? 3);
+// `states` (default): the planner is handed parsed states, as in the earlier result files.
+// `messages`: each state as the Kafka message the scanner sends, parsed and validated by each
+// code's own `parseMessage` before it is planned — what a replica's consumer also does per
+// state (~1 ms before issue 17's speed step, more than planning it).
+const input = process.argv[7] ?? 'states';
+if (input !== 'states' && input !== 'messages')
+  throw new Error(`input must be states or messages, not ${input}`);
 const redisUrl = `redis://127.0.0.1:${process.env.ICEPACK_REDIS_PORT ?? '16379'}`;
 const logger = createLogger({
   service: 'bench',
@@ -55,9 +65,21 @@ interface PlannerCode {
   readonly LastSucceededStore: new (o: { connection: typeof redis; key: string }) => {
     clear(): Promise<void>;
   };
+  /**
+   * How this code's `main.ts` reads a table before planning (one script since issue 17's
+   * speed step; absent before: the planner's own separate reads).
+   */
+  readonly reads?: (o: {
+    connection: typeof redis;
+    states: TableStateStore;
+    queue: TaskQueue;
+    lastSucceeded: unknown;
+  }) => unknown;
   /** The planner's connection, with the options this code's `main.ts` gives it. */
   readonly redis: typeof redis;
   readonly close: () => Promise<void>;
+  /** This code's parse of a Kafka message value (`@icepack/types`). */
+  readonly parseMessage: (value: Uint8Array) => { payload: unknown };
 }
 
 async function load(label: string, root: string): Promise<PlannerCode> {
@@ -68,10 +90,21 @@ async function load(label: string, root: string): Promise<PlannerCode> {
     () => ({}),
   );
   const own = createRedisConnection(redisUrl, { role: 'client', logger, redis: options });
+  const reads = await at('table-reads.ts').then(
+    (m: { ScriptedTableReads: new (o: unknown) => unknown }) => (o: unknown) =>
+      new m.ScriptedTableReads(o),
+    () => undefined,
+  );
   return {
     label,
+    reads,
     redis: own.redis,
     close: () => own.close(),
+    parseMessage: (
+      (await import(resolve(root, 'packages/types/src/messages.ts'))) as {
+        parseMessage: PlannerCode['parseMessage'];
+      }
+    ).parseMessage,
     Planner: ((await at('planner.ts')) as { Planner: PlannerCode['Planner'] }).Planner,
     TableStateStore: (
       (await at('state-store.ts')) as { TableStateStore: PlannerCode['TableStateStore'] }
@@ -180,13 +213,29 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
     events: new code.InMemoryTaskEventSink(),
     logger,
     lastSucceeded: lastSucceeded as never,
+    ...(code.reads === undefined
+      ? {}
+      : { reads: code.reads({ connection: redis, states: store, queue, lastSucceeded }) as never }),
   });
   const rows: Row[] = [];
-  const round = async (name: string, batch: readonly TableState[]) => {
+  const round = async (name: string, states: readonly TableState[]) => {
+    // Made before the round, the same bytes for both codes.
+    const batch: readonly (TableState | Uint8Array)[] =
+      input === 'states'
+        ? states
+        : states.map((state) =>
+            Buffer.from(
+              serializeEnvelope(createEnvelope('TableScanned', tableKey(state.table), state)),
+            ),
+          );
     const redisBefore = await redisCpu();
     const cpuBefore = process.cpuUsage();
     const start = process.hrtime.bigint();
-    await pool(batch, (s) => planner.handleState(s));
+    await pool(batch, (s) =>
+      planner.handleState(
+        s instanceof Uint8Array ? (code.parseMessage(s).payload as TableState) : s,
+      ),
+    );
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const cpu = process.cpuUsage(cpuBefore);
     const redisSeconds = (await redisCpu()) - redisBefore;
@@ -235,7 +284,7 @@ const summary = codes.flatMap((c) =>
 );
 console.log(`# Planner with partition-level input: old vs new, alternating (one replica, real Redis)
 
-Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitions} ${inFlight} ${passes}\`
+Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitions} ${inFlight} ${passes} ${input}\`
 (${tables} tables of ${partitions} partitions; each state lists the ${Math.min(partitions, MAX_TABLE_STATE_PARTITIONS)} that need work most, plus totals; ${inFlight} states in flight.)
 Target: ≥ 2,000 states/s per replica.
 

@@ -115,6 +115,7 @@ export {
   TaskType,
   taskTypeSchema,
   taskJobId,
+  taskJobIdOfKey,
   taskGroupOf,
   MAX_TASK_GROUPS,
   MAX_TASK_PARTITIONS,

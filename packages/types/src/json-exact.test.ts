@@ -63,6 +63,23 @@ describe('parseJsonExact', () => {
     });
   });
 
+  it('keeps an unsafe integer exact wherever JSON allows a number, whitespace around it', () => {
+    expect(parseJsonExact(' 9007199254740993 ')).toBe('9007199254740993');
+    expect(parseJsonExact('{"a":\n\t 9007199254740993,"b":[1,\r\n-9007199254740993]}')).toEqual({
+      a: '9007199254740993',
+      b: [1, '-9007199254740993'],
+    });
+    expect(parseJsonExact('[[9007199254740993]]')).toEqual([['9007199254740993']]);
+  });
+
+  it('parses a text whose long digit runs are all in strings as JSON.parse does', () => {
+    // A table state: snapshot ids as strings, byte counts, times (the plain parse's fast path).
+    const text =
+      '{"currentSnapshotId":"6716213459318430795","bytes":2147483648,"at":"2026-01-10T00:03:00.000Z",' +
+      '"f":1.2345678901234567,"x":"a:12345678901234567,[9223372036854775807"}';
+    expect(parseJsonExact(text)).toEqual(JSON.parse(text));
+  });
+
   it('throws SyntaxError on malformed JSON', () => {
     expect(() => parseJsonExact('{"a":')).toThrow(SyntaxError);
   });

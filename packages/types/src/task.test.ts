@@ -8,9 +8,11 @@ import {
   parseTask,
   taskGroupOf,
   taskJobId,
+  taskJobIdOfKey,
   taskSchema,
   type TaskInput,
 } from './task.ts';
+import { tableKey } from './table-id.ts';
 import { formatPath } from './validation-error.ts';
 
 function firstPath(value: unknown): string | undefined {
@@ -29,6 +31,11 @@ describe('taskJobId', () => {
     const odd = { catalog: '1', namespace: ['2:3'], name: '4' };
     expect(taskJobId(odd, 'cleanup')).not.toContain(':');
     expect(taskJobId(odd, 'cleanup')).not.toMatch(/^\d+$/);
+  });
+
+  it('is the same made from the table key', () => {
+    for (const group of [1, 3])
+      expect(taskJobIdOfKey(tableKey(table), 'sort', group)).toBe(taskJobId(table, 'sort', group));
   });
 });
 

@@ -34,7 +34,12 @@ export const MAX_TASK_GROUPS = 4;
  * no-op; never contains `:` and is never all digits.
  */
 export function taskJobId(table: TableId, type: TaskType, group = 1): string {
-  const base = `${type}/${tableKey(table)}`;
+  return taskJobIdOfKey(tableKey(table), type, group);
+}
+
+/** {@link taskJobId} of the table whose `tableKey` is `key` (made once for many ids). */
+export function taskJobIdOfKey(key: string, type: TaskType, group = 1): string {
+  const base = `${type}/${key}`;
   return group === 1 ? base : `${base}#${group}`;
 }
 

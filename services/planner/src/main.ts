@@ -19,6 +19,7 @@ import { Planner } from './adapters/planner.ts';
 import { PlannerMetrics } from './adapters/planner-metrics.ts';
 import { QueueDepth } from './adapters/queue-depth.ts';
 import { QuotaUseReader } from './adapters/quota-use-reader.ts';
+import { ScriptedTableReads } from './adapters/table-reads.ts';
 import { SizingModelReader } from './adapters/sizing-model-reader.ts';
 import { ReplanPass } from './adapters/replan-pass.ts';
 import { TableStateStore } from './adapters/state-store.ts';
@@ -85,6 +86,7 @@ runService(
       scoreOptions: scores,
       catalogPolicy: (catalog: string) => catalogPolicies.policyOf(catalog),
       pauses: consoleStore,
+      reads: new ScriptedTableReads({ connection: redis.redis, states, queue, lastSucceeded }),
     });
     http.app.use(
       '/v1',

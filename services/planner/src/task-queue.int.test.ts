@@ -4,6 +4,7 @@ import { createLogger } from '@icepack/runtime';
 import {
   queueNameForCatalog,
   sampleTableId,
+  type TableId,
   type TableState,
   type Task,
   type TaskType,
@@ -11,9 +12,11 @@ import {
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LastSucceededStore } from './adapters/last-succeeded.ts';
 import { Planner } from './adapters/planner.ts';
 import { PLANNER_REDIS_OPTIONS } from './adapters/redis-options.ts';
 import { TableStateStore } from './adapters/state-store.ts';
+import { ScriptedTableReads, separateReads } from './adapters/table-reads.ts';
 import { InMemoryTaskEventSink } from './adapters/task-event-sink.ts';
 import { TaskQueue } from './adapters/task-queue.ts';
 import { planTable } from './domain/plan.ts';
@@ -66,16 +69,28 @@ function setup(scoreOptions: ScoreOptions = DEFAULT_SCORE_OPTIONS) {
     catalogsKey: `test:${catalog}:catalogs`,
   });
   const events = new InMemoryTaskEventSink();
-  const planner = new Planner({ queue, states, events, logger, scoreOptions });
+  // As main.ts makes it: the table read in one script (issue 17 point 6).
+  const lastSucceeded = new LastSucceededStore({ connection: redis, key: `test:${catalog}:ok` });
+  const reads = new ScriptedTableReads({ connection: redis, states, queue, lastSucceeded });
+  const planner = new Planner({
+    queue,
+    states,
+    events,
+    logger,
+    scoreOptions,
+    lastSucceeded,
+    reads,
+  });
   cleanup.push(async () => {
     await queue.queue(catalog).obliterate({ force: true });
     await queue.close();
     await states.clear();
+    await lastSucceeded.clear();
   });
   const table = (name = 'orders') => sampleTableId({ catalog, name });
   const state = (figures: StateFigures, overrides: Partial<TableState> = {}, name = 'orders') =>
     tableState(figures, { table: table(name), ...overrides });
-  return { catalog, queue, states, events, planner, table, state };
+  return { catalog, queue, states, events, planner, table, state, lastSucceeded, reads };
 }
 
 /** A task of `type` planned from `state` with a given priority (for ordering tests). */
@@ -497,5 +512,69 @@ describe('fairness with one slot (ADR 0028)', () => {
       const id = `merge/${catalog}/sales/${name}`;
       expect(order.filter((o) => o.id === id).length).toBeGreaterThanOrEqual(3);
     }
+  });
+});
+
+/** The test queue's stores, read by the script and by the three reads on their own. */
+function readSetup() {
+  const s = setup();
+  const separate = separateReads(s.states, s.queue, s.lastSucceeded);
+  /** Both reads of the table, which must agree. */
+  const both = async (table: TableId) => {
+    const [a, b] = await Promise.all([s.reads.read(table), separate.read(table)]);
+    expect(a).toEqual(b);
+    return a;
+  };
+  return { ...s, both };
+}
+
+describe('the planner reads a table in one script (issue 17 point 6)', () => {
+  it('answers what the three reads on their own answer: nothing stored', async () => {
+    const { catalog, both } = readSetup();
+    const read = await both(sampleTableId({ catalog }));
+    expect(read.latest).toBeUndefined();
+    expect(read.record).toEqual({ succeeded: {}, failures: {} });
+    expect(read.jobs.merge).toEqual({ state: 'missing' });
+  });
+
+  it('answers the stored head, the waiting tasks of every group and the outcomes', async () => {
+    const { catalog, queue, states, lastSucceeded, both } = readSetup();
+    const table = sampleTableId({ catalog });
+    const other = sampleTableId({ catalog, name: 'other' });
+    const state = {
+      ...partitionedTableState([dayPartition('2026-01-02', 20), dayPartition('2026-01-01', 20)]),
+      table,
+    };
+    await states.put(state);
+    const plan = planTable({ state, ...resolvePolicy({}), pending: {}, now: new Date() });
+    const tasks = plan.decisions.flatMap((d) => (d.task === undefined ? [] : [d.task]));
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const task of tasks) expect(await queue.create(task)).toBe(true);
+    await queue.create({ ...tasks[0]!, id: `${tasks[0]!.id}#3` });
+    await lastSucceeded.record(table, 'cleanup', '2026-12-01T10:00:00.000Z');
+    await lastSucceeded.recordFailure(table, 'merge', '2026-12-01T11:00:00.000Z', 'oom');
+    await lastSucceeded.recordFailure(other, 'sort', '2026-12-01T11:00:00.000Z', undefined);
+
+    const read = await both(table);
+    expect(read.latest).toEqual({ ...state, partitions: undefined });
+    expect(read.jobs[tasks[0]!.type].task).toEqual(tasks[0]);
+    expect(read.jobs.groups[tasks[0]!.type][2]?.state).toBe('prioritized');
+    expect(read.record).toEqual({
+      succeeded: { cleanup: '2026-12-01T10:00:00.000Z' },
+      failures: { merge: { count: 1, lastFailedAt: '2026-12-01T11:00:00.000Z', kind: 'oom' } },
+    });
+  });
+
+  it('answers a state stored before heads were, whole', async () => {
+    const { catalog, states, both } = readSetup();
+    const table = sampleTableId({ catalog });
+    const state = { ...partitionedTableState([dayPartition('2026-01-02', 20)]), table };
+    await states.put(state);
+    // As a planner before heads (and packed partitions) wrote it.
+    const [key] = await redis.hkeys(states.keys.heads);
+    await redis.hdel(states.keys.heads, key!);
+    await redis.hset(states.keys.states, key!, JSON.stringify(state));
+    const read = await both(table);
+    expect(read.latest).toEqual(state);
   });
 });

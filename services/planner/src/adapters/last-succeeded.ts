@@ -57,7 +57,7 @@ const TYPES = Object.values(TaskType);
 /** A recorded time (epoch ms, as stored) as ISO-8601. */
 const iso = (ms: string): string => new Date(Number(ms)).toISOString();
 /** A table's fields in both hashes, one per type (in `TYPES` order). */
-const fieldsOf = (key: string): string[] => TYPES.map((t) => `${t}/${key}`);
+export const fieldsOf = (key: string): string[] => TYPES.map((t) => `${t}/${key}`);
 
 /** What the planner recorded of a table's task outcomes. */
 export interface TableOutcomes {
@@ -89,6 +89,14 @@ function streaksOf(values: readonly (string | null | undefined)[]): FailureStrea
   return streaks;
 }
 
+/** A table's outcomes from its {@link fieldsOf} values in the two hashes (missing: null). */
+export function outcomesFrom(
+  succeeded: readonly (string | null | undefined)[],
+  failures: readonly (string | null | undefined)[],
+): TableOutcomes {
+  return { succeeded: recordOf(succeeded), failures: streaksOf(failures) };
+}
+
 /**
  * What each task type's outcomes on each table were, from the task events: when it last
  * succeeded (`succeeded`, decision 0005; the rules read it as `state.lastMaintenance`) and
@@ -106,6 +114,11 @@ export class LastSucceededStore {
     this.#failuresKey =
       options.failuresKey ??
       (options.key === undefined ? 'icepack:planner:task-failures' : `${options.key}:failures`);
+  }
+
+  /** Its two hashes: when each type last succeeded, and the failures since. */
+  get keys(): { readonly succeeded: string; readonly failures: string } {
+    return { succeeded: this.#key, failures: this.#failuresKey };
   }
 
   /** Records a success at `at` (ending the failures before it); true when it is later than the one recorded. */

@@ -5,18 +5,19 @@ import { withLastMaintenance } from '../domain/last-maintenance.ts';
 import { gcSkip, planTable, type TablePlan, type TaskDecision } from '../domain/plan.ts';
 import {
   formatProblem,
-  policyLayers,
-  resolvePolicy,
   type CatalogPolicy,
   type PausedBy,
   type Policy,
   type PolicyProblem,
+  type ResolvedPolicy,
 } from '@icepack/policy';
 import { problemTaskType, sortCreateSkip, updateChangesNothing } from '../domain/apply-plan.ts';
 import { DEFAULT_SCORE_OPTIONS, keepRunNow, type ScoreOptions } from '../domain/score.ts';
 import { compareStates } from '../domain/state-order.ts';
 import { EnqueueOutcome, inEnqueueSpan } from './enqueue-span.ts';
 import type { LastSucceededStore, TableOutcomes } from './last-succeeded.ts';
+import { PolicyCache } from './policy-cache.ts';
+import { separateReads, type TableReads } from './table-reads.ts';
 import type { TableStateHead, TableStateStore } from './state-store.ts';
 import type { TaskEventSink } from './task-event-sink.ts';
 import {
@@ -60,6 +61,11 @@ export interface PlannerOptions {
   readonly scoreOptions?: ScoreOptions;
   /** Default `() => new Date()`. */
   readonly clock?: () => Date;
+  /**
+   * How a state's table is read before it is planned (head, jobs, outcomes): `main` reads
+   * them in one script (`ScriptedTableReads`). Default: the three reads on their own.
+   */
+  readonly reads?: TableReads;
 }
 
 /** What handling one table state did (for logs, tests and the benchmark). */
@@ -110,8 +116,10 @@ function eventFactors(d: TaskDecision): TaskEvent['factors'] {
  * then stores the state — so a crash anywhere before leads to a full re-plan on redelivery.
  */
 export class Planner {
-  readonly #o: Required<PlannerOptions>;
+  readonly #o: Required<Omit<PlannerOptions, 'reads'>>;
+  readonly #reads: TableReads;
   readonly #reportedProblems = new Set<string>();
+  readonly #policies = new PolicyCache();
 
   constructor(options: PlannerOptions) {
     this.#o = {
@@ -125,14 +133,12 @@ export class Planner {
       clock: () => new Date(),
       ...options,
     };
+    this.#reads =
+      options.reads ?? separateReads(this.#o.states, this.#o.queue, this.#o.lastSucceeded);
   }
 
-  #resolve(state: TableState, paused: boolean): ReturnType<typeof resolvePolicy> {
-    const { catalog, namespace } = state.table;
-    return resolvePolicy(
-      state.properties,
-      policyLayers(this.#o.catalogPolicy(catalog), namespace, paused),
-    );
+  #resolve(state: TableState, paused: boolean): ResolvedPolicy {
+    return this.#policies.resolve(this.#o.catalogPolicy(state.table.catalog), state, paused);
   }
 
   #plan(state: TableState, jobs: TableJobs, record: TableOutcomes, paused: boolean): TablePlan {
@@ -159,10 +165,8 @@ export class Planner {
     // The reads in flight at once: one round trip (the job read is wasted on a stale state).
     // The stored state's head: ordering, the problems' "seen before" and the gc skip need no
     // partition list, and reading it whole was a third of the bytes per state (issue 17).
-    const [latest, jobs, record, paused] = await Promise.all([
-      this.#o.states.head(key),
-      this.#o.queue.inspect(state.table),
-      this.#o.lastSucceeded.outcomes(key),
+    const [{ latest, jobs, record }, paused] = await Promise.all([
+      this.#reads.read(state.table),
       consolePaused(this.#o.pauses, state.table),
     ]);
     const order = compareStates(latest, state);

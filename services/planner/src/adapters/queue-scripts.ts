@@ -8,35 +8,46 @@
 import { RedisScript } from '@icepack/runtime';
 
 /**
- * For each job id, where it is: prioritized | delayed | wait | paused | active | completed
- * | failed | unknown | missing, followed by its `data` (or '').
+ * Lua: `inspect(base, first, out)` appends, for each job id in ARGV[first..], where it is:
+ * prioritized | delayed | wait | paused | active | completed | failed | unknown | missing,
+ * followed by its `data` (or ''). `base` is the queue key prefix (`icepack:<queue>:`).
  * An id without a job hash is missing: the hash is what BullMQ itself tests (an add under an
  * id whose hash exists is a duplicate; removing a job removes its hash with its list entries).
  * Most of a table's ids (3 types × MAX_TASK_GROUPS) have no job, so that test comes first:
  * one command for such an id, not eight (issue 17, the planner benchmark).
+ * The one home of this read: {@link INSPECT_JOBS} and the planner's read of a table
+ * (`table-reads.ts`) both run it.
+ */
+export const INSPECT_JOBS_LUA = `
+local function inspect(base, first, out)
+  for i = first, #ARGV do
+    local id = ARGV[i]
+    local state = 'missing'
+    local data = ''
+    if redis.call('EXISTS', base .. id) == 1 then
+      if redis.call('ZSCORE', base .. 'prioritized', id) then state = 'prioritized'
+      elseif redis.call('ZSCORE', base .. 'delayed', id) then state = 'delayed'
+      elseif redis.call('LPOS', base .. 'active', id) then state = 'active'
+      elseif redis.call('LPOS', base .. 'wait', id) then state = 'wait'
+      elseif redis.call('LPOS', base .. 'paused', id) then state = 'paused'
+      elseif redis.call('ZSCORE', base .. 'completed', id) then state = 'completed'
+      elseif redis.call('ZSCORE', base .. 'failed', id) then state = 'failed'
+      else state = 'unknown' end
+      data = redis.call('HGET', base .. id, 'data') or ''
+    end
+    out[#out + 1] = state
+    out[#out + 1] = data
+  end
+end
+`;
+
+/**
+ * For each job id, where it is and its data ({@link INSPECT_JOBS_LUA}).
  * KEYS: none. ARGV[1] = queue key prefix (`icepack:<queue>:`), ARGV[2..] = job ids.
  */
-export const INSPECT_JOBS = new RedisScript(`
-local base = ARGV[1]
+export const INSPECT_JOBS = new RedisScript(`${INSPECT_JOBS_LUA}
 local out = {}
-for i = 2, #ARGV do
-  local id = ARGV[i]
-  local state = 'missing'
-  local data = ''
-  if redis.call('EXISTS', base .. id) == 1 then
-    if redis.call('ZSCORE', base .. 'prioritized', id) then state = 'prioritized'
-    elseif redis.call('ZSCORE', base .. 'delayed', id) then state = 'delayed'
-    elseif redis.call('LPOS', base .. 'active', id) then state = 'active'
-    elseif redis.call('LPOS', base .. 'wait', id) then state = 'wait'
-    elseif redis.call('LPOS', base .. 'paused', id) then state = 'paused'
-    elseif redis.call('ZSCORE', base .. 'completed', id) then state = 'completed'
-    elseif redis.call('ZSCORE', base .. 'failed', id) then state = 'failed'
-    else state = 'unknown' end
-    data = redis.call('HGET', base .. id, 'data') or ''
-  end
-  out[#out + 1] = state
-  out[#out + 1] = data
-end
+inspect(ARGV[1], 2, out)
 return out
 `);
 

@@ -54,6 +54,20 @@ describe('packed partitions (the stored form of a state partition list)', () => 
     expect(packPartitions([])).toEqual({ keys: [], rows: [] });
   });
 
+  it('gives back partitions whose keys come in another order, or with keys left out', () => {
+    const a = day('2026-01-09');
+    const { specId, partition, ...rest } = day('2026-01-08', { deleteFileBytes: 5 });
+    const reordered: PartitionState = { ...rest, partition, specId };
+    const shorter = day('2026-01-07');
+    delete shorter.lastChangedAt;
+    const partitions = [a, reordered, shorter, day('2026-01-06')];
+    const packed = packPartitions(partitions)!;
+    expect(packed.rows.map((r) => r.length)).toEqual([10, 10, 10, 10]);
+    expect(unpackPartitions(JSON.parse(JSON.stringify(packed)) as typeof packed)).toEqual(
+      partitions,
+    );
+  });
+
   it('refuses a top-level null (a row could not tell it from an absent key)', () => {
     const odd = { ...day('2026-01-09'), lastChangedAt: null } as unknown as PartitionState;
     expect(packPartitions([day('2026-01-08'), odd])).toBeUndefined();

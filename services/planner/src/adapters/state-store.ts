@@ -52,19 +52,25 @@ export function packPartitions(
   const column = new Map<string, number>();
   const rows: unknown[][] = [];
   for (const p of partitions) {
-    const row: unknown[] = new Array<unknown>(keys.length).fill(null);
+    const row: unknown[] = [];
     // (for…in, not Object.entries: no array of pairs per partition; the objects are plain.)
+    let next = 0;
     for (const key in p) {
       const value = (p as unknown as Record<string, unknown>)[key];
       if (value === undefined) continue;
       if (value === null) return undefined;
-      let at = column.get(key);
+      // Nearly always the key that follows the previous one in `keys` (the scanner writes every
+      // partition's keys in one order): no lookup, and the row grows by a push (issue 17).
+      let at = keys[next] === key ? next : column.get(key);
       if (at === undefined) {
         at = keys.length;
         column.set(key, at);
         keys.push(key);
       }
-      row[at] = value;
+      while (row.length < at) row.push(null);
+      if (at === row.length) row.push(value);
+      else row[at] = value;
+      next = at + 1;
     }
     rows.push(row);
   }
@@ -85,7 +91,7 @@ export function unpackPartitions(packed: PackedPartitions): PartitionState[] {
 }
 
 /** A stored state's JSON as a state: packed partitions unpacked, an older entry as it is. */
-function fromStored(raw: string): unknown {
+export function fromStored(raw: string): unknown {
   const stored = JSON.parse(raw) as Record<string, unknown> & {
     packedPartitions?: PackedPartitions;
   };
@@ -115,6 +121,11 @@ export class TableStateStore {
     this.#statesKey = options.statesKey ?? 'icepack:planner:table-states';
     this.#catalogsKey = options.catalogsKey ?? 'icepack:planner:catalogs';
     this.#headsKey = options.headsKey ?? `${this.#statesKey}:heads`;
+  }
+
+  /** Its hashes: whole states, and their heads. */
+  get keys(): { readonly states: string; readonly heads: string } {
+    return { states: this.#statesKey, heads: this.#headsKey };
   }
 
   /** The stored state; written by this service, so parsed without re-validation. */

@@ -4,7 +4,9 @@ import {
   MAX_TASK_GROUPS,
   queueNameForCatalog,
   runLocationSchema,
+  tableKey,
   taskJobId,
+  taskJobIdOfKey,
   TaskType,
 } from '@icepack/types';
 import type { RunLocation } from '@icepack/types';
@@ -78,6 +80,33 @@ export function pendingFrom(jobs: TableJobs): PendingTasks {
     if (p !== undefined) pending[type] = p;
   }
   return pending;
+}
+
+const TYPES = Object.values(TaskType);
+
+/**
+ * The table's jobs from what `INSPECT_JOBS_LUA` answered for {@link TaskQueue.inspectArgs}'s
+ * ids: a state and a data string per id, in that order.
+ */
+export function jobsFrom(reply: readonly string[]): TableJobs {
+  const snapshotAt = (i: number): JobSnapshot => {
+    const state = reply[2 * i] as JobState;
+    const raw = reply[2 * i + 1] ?? '';
+    return raw === '' ? { state } : { state, raw, task: JSON.parse(raw) as Task };
+  };
+  const groups = {} as Record<TaskType, JobSnapshot[]>;
+  TYPES.forEach((type, t) => {
+    groups[type] = Array.from({ length: MAX_TASK_GROUPS }, (_, g) =>
+      snapshotAt(t * MAX_TASK_GROUPS + g),
+    );
+  });
+  return {
+    cleanup: groups.cleanup[0]!,
+    merge: groups.merge[0]!,
+    sort: groups.sort[0]!,
+    orphans: groups.orphans[0]!,
+    groups,
+  };
 }
 
 export interface TaskQueueOptions {
@@ -171,32 +200,18 @@ export class TaskQueue {
    * read atomically in one round trip.
    */
   async inspect(table: TableId): Promise<TableJobs> {
-    const types = Object.values(TaskType);
-    const ids = types.flatMap((type) =>
-      Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobId(table, type, g + 1)),
-    );
-    const reply = (await INSPECT_JOBS.run(
-      this.#redis,
-      [],
-      [this.#base(table.catalog), ...ids],
-    )) as string[];
-    const snapshotAt = (i: number): JobSnapshot => {
-      const state = reply[2 * i] as JobState;
-      const raw = reply[2 * i + 1] ?? '';
-      return raw === '' ? { state } : { state, raw, task: JSON.parse(raw) as Task };
-    };
-    const groups = {} as Record<TaskType, JobSnapshot[]>;
-    types.forEach((type, t) => {
-      groups[type] = Array.from({ length: MAX_TASK_GROUPS }, (_, g) =>
-        snapshotAt(t * MAX_TASK_GROUPS + g),
-      );
-    });
+    const { base, ids } = this.inspectArgs(table);
+    return jobsFrom((await INSPECT_JOBS.run(this.#redis, [], [base, ...ids])) as string[]);
+  }
+
+  /** What {@link inspect} reads: the queue's key prefix and the table's possible job ids. */
+  inspectArgs(table: TableId): { readonly base: string; readonly ids: readonly string[] } {
+    const key = tableKey(table);
     return {
-      cleanup: groups.cleanup[0]!,
-      merge: groups.merge[0]!,
-      sort: groups.sort[0]!,
-      orphans: groups.orphans[0]!,
-      groups,
+      base: this.#base(table.catalog),
+      ids: TYPES.flatMap((type) =>
+        Array.from({ length: MAX_TASK_GROUPS }, (_, g) => taskJobIdOfKey(key, type, g + 1)),
+      ),
     };
   }
 

@@ -43,6 +43,11 @@ describe('sortCreateSkip', () => {
 describe('updateChangesNothing', () => {
   const task = sampleMergeTask();
 
+  it('is true for the same metadata and parameters written alike (a re-scan)', () => {
+    const stored = JSON.parse(JSON.stringify(task)) as typeof task;
+    expect(updateChangesNothing(stored, task)).toBe(true);
+  });
+
   it('is true for the same metadata and parameters, whatever their key order', () => {
     const reordered = Object.fromEntries(
       Object.entries(task.parameters).reverse(),

@@ -86,9 +86,12 @@ export function updateChangesNothing(
   waiting: Pick<Task, 'state' | 'parameters'> | undefined,
   next: Pick<Task, 'state' | 'parameters'>,
 ): boolean {
+  if (waiting === undefined || waiting.state.metadataLocation !== next.state.metadataLocation)
+    return false;
+  // Written in the same key order (the planner builds both): equal text is equal value, and
+  // `canonical` (~0.15 ms for a merge of 100 partitions) is only for the rest.
   return (
-    waiting !== undefined &&
-    waiting.state.metadataLocation === next.state.metadataLocation &&
+    JSON.stringify(waiting.parameters) === JSON.stringify(next.parameters) ||
     canonical(waiting.parameters) === canonical(next.parameters)
   );
 }

@@ -397,21 +397,35 @@ function group(
   index: number,
   members: readonly { p: PartitionState; predicates: PartitionPredicate[] }[],
 ): PartitionGroup {
-  const sum = (f: (p: PartitionState) => number): number =>
-    members.reduce((acc, m) => acc + f(m.p), 0);
-  const smallFiles = sum((p) => p.smallFiles);
-  const deleteFiles = sum((p) => p.deleteFiles);
+  // One pass for the five sums (five reduces with a closure each were ~3 % of a state's
+  // handling in the planner benchmark; issue 17 point 6). Same order of addition: same sums.
+  let smallFiles = 0;
+  let deleteFiles = 0;
+  let smallFileBytes = 0;
+  let deleteFileBytes = 0;
+  let bytesToRewrite = 0;
+  const partitions: PartitionState[] = [];
+  const filter: PartitionPredicate[][] = [];
+  for (const { p, predicates } of members) {
+    smallFiles += p.smallFiles;
+    deleteFiles += p.deleteFiles;
+    smallFileBytes += p.smallFileBytes ?? 0;
+    deleteFileBytes += p.deleteFileBytes ?? 0;
+    bytesToRewrite += partitionRewriteBytes(p);
+    partitions.push(p);
+    filter.push(predicates);
+  }
   const shown = members.slice(0, 3).map((m) => partitionText(m.p));
   const more = members.length > 3 ? `, … ${members.length - 3} more` : '';
   return {
     group: index,
-    partitions: members.map((m) => m.p),
-    filter: members.map((m) => m.predicates),
+    partitions,
+    filter,
     smallFiles,
-    smallFileBytes: sum((p) => p.smallFileBytes ?? 0),
+    smallFileBytes,
     deleteFiles,
-    deleteFileBytes: sum((p) => p.deleteFileBytes ?? 0),
-    bytesToRewrite: sum(partitionRewriteBytes),
+    deleteFileBytes,
+    bytesToRewrite,
     explanation:
       `${members.length} partition${members.length === 1 ? '' : 's'} (${shown.join(', ')}${more}): ` +
       `${smallFiles} small files, ${deleteFiles} delete files`,
