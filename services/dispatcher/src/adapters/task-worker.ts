@@ -724,8 +724,9 @@ export class TaskWorker {
     progress.cores = coresOf(decision.size);
     progress.size = decision.size;
     // A resident session (ADR 0045) starts from a lone small task too: the others come later.
-    if (candidates.length > 0 || (fresh && this.#residentFor(run) !== undefined)) {
-      const end = await this.#runBatch(run, progress, candidates, decision.size);
+    const resident = fresh ? this.#residentFor(run) : undefined;
+    if (candidates.length > 0 || resident !== undefined) {
+      const end = await this.#runBatch(run, progress, candidates, decision.size, resident);
       if (end !== undefined) return end;
       // None of them could be held any more: the task runs alone, as sized.
     }
@@ -806,6 +807,7 @@ export class TaskWorker {
     progress: Progress,
     candidates: readonly { id: string; task: Task }[],
     size: JobSize,
+    settings: ResidentSettings | undefined,
   ): Promise<RunEnd | undefined> {
     const token = run.token ?? '';
     const lockMs = this.#o.lockDurationMs;
@@ -819,7 +821,6 @@ export class TaskWorker {
       const member = await this.#heldRun(id, token);
       if (member !== undefined) members.push({ run: member, startedAt: 0, before: undefined });
     }
-    const settings = this.#residentFor(run);
     if (members.length === 0 && settings === undefined) return undefined;
     const ref: BatchRef = { batchRun: run.taskRun, attempt: run.attempt, taskAttempt: run.attempt };
     const batchId = this.#batchName(ref);
