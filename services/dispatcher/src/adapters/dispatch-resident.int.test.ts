@@ -36,7 +36,7 @@ import {
   type DispatchTableTarget,
   type DispatchTruth,
 } from './testing/dispatch-tables.ts';
-import { mergeTask } from './testing/sample-tasks.ts';
+import { cleanupTask, mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
 import { testBinding } from './testing/test-binding.ts';
 import { SPARK_RUN_POLL, until } from './testing/until.ts';
@@ -68,7 +68,7 @@ const cases = {
   crashAfter: `rescrasha${suffix}`,
 } as const;
 type Case = keyof typeof cases;
-/** The stream's catalog: its tables take a task each in turn, one of each group id. */
+/** The stream's catalog: its tables take a task each in turn, of each type and group id. */
 const streamCatalog = `resstream${suffix}`;
 const STREAM_TABLES = 8;
 const targets = [
@@ -419,10 +419,15 @@ describe.each([
   },
 );
 
-/** The stream's task timeout: a cold session start and a few warm tasks fit in it, not more. */
+/** The stream's task timeout: room for a cold session start on a loaded machine, not for the stream. */
 const STREAM_TIMEOUT_MS = 4 * 60_000;
-/** The stream's bound (one task id per table and group), beyond what fits in the timeout. */
-const STREAM_MAX_TASKS = STREAM_TABLES * MAX_TASK_GROUPS;
+/** The stream's task types: merges, then cleanups, both cheap once a table is merged. */
+const STREAM_TYPES = ['merge', 'cleanup'] as const;
+/**
+ * The stream's bound (one task id per table, type and group): far beyond what fits in the
+ * timeout, so that a session that never stops taking work meets the kill.
+ */
+const STREAM_MAX_TASKS = STREAM_TABLES * STREAM_TYPES.length * MAX_TASK_GROUPS;
 
 describe('a resident session fed a stream of tasks up to its task timeout', () => {
   const sink = new RecordingSink();
@@ -438,24 +443,26 @@ describe('a resident session fed a stream of tasks up to its task timeout', () =
     stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-stream-'));
     cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
     const queue = queueOf(streamCatalog);
-    // Round the tables, a new group id each round: a merge of a table merged before has
-    // nothing to rewrite and succeeds all the same.
+    // Round the tables, a new task id each round (group ids of merges, then of cleanups): a
+    // merge of a table merged before has nothing to rewrite and succeeds all the same.
     const next = async (): Promise<void> => {
       const n = tasks.length;
       const truth = streamTables[n % STREAM_TABLES]!;
-      const group = Math.floor(n / STREAM_TABLES) + 1;
-      const task = { ...mergeTask(truth, 2), id: taskJobId(truth.id, 'merge', group) };
+      const round = Math.floor(n / STREAM_TABLES);
+      const type = STREAM_TYPES[Math.floor(round / MAX_TASK_GROUPS)]!;
+      const planned = type === 'merge' ? mergeTask(truth, 2) : cleanupTask(truth, 1, new Date());
+      const task = { ...planned, id: taskJobId(truth.id, type, (round % MAX_TASK_GROUPS) + 1) };
       tasks.push(task);
       await enqueue(queue, task);
     };
     await next();
-    // Never idle for long (the stream keeps two tasks waiting or running), never full: only
-    // the timeout can end this session's intake.
+    // It never idles out (its idle bound is longer than its timeout) nor fills (its task bound
+    // is above the stream's): only its task timeout can end its intake.
     await residentWorker(
       streamCatalog,
       new LocalRunner({ stateDir, pollMs: 500 }),
       sink,
-      { idleSeconds: 60, maxTasks: 100 },
+      { idleSeconds: 600, maxTasks: 100 },
       STREAM_TIMEOUT_MS,
     );
     // Two tasks in flight at all times, until one runs in a second application (the first
