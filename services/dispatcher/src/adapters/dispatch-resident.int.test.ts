@@ -512,8 +512,6 @@ describe('a resident session fed a stream of tasks up to its task timeout', () =
     expect(summary.error).toBeUndefined();
     expect(summary.exitCode).toBe(0);
     expect(await exists(join(first!, 'inbox.closed'))).toBe(true);
-    // The stream went on after it: the next tasks ran in an application of their own.
-    expect((await readdir(stateDir)).length).toBeGreaterThan(1);
   });
 });
 
