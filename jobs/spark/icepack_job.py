@@ -2135,6 +2135,7 @@ def run_batch(
     run_task=None,
     clock=None,
     sleep=None,
+    wall=None,
 ) -> dict[str, Any]:
     """Runs the batch's tasks one after another in one session; each task's result goes to its
     own file in `args.result_dir` (atomically) and to stdout. A task whose result file exists is
@@ -2147,9 +2148,10 @@ def run_batch(
 
     With `args.inbox` (a resident session, ADR 0045) the session then stays up for further task
     lists the dispatcher renames into the inbox, runs them the same way, and closes the inbox
-    (run_inbox) when it found nothing for `args.idle_seconds` or took `args.max_tasks` tasks.
-    `start_session`, `run_task`, `clock` and `sleep` are for tests (build_session,
-    run_in_session, time.monotonic, time.sleep)."""
+    (run_inbox) when it found nothing for `args.idle_seconds`, took `args.max_tasks` tasks or
+    reached `args.close_by` (wall-clock seconds, ADR 0046: before the runner's kill at the task
+    timeout). `start_session`, `run_task`, `clock`, `sleep` and `wall` are for tests
+    (build_session, run_in_session, time.monotonic, time.sleep, time.time)."""
     batch = _Batch(args, start_session or build_session, run_task or run_in_session, clock or time.monotonic)
     entries = parse_batch(value)
     # The batch's catalog: its first valid task's. `--catalog-name` only names it in Spark.
@@ -2157,7 +2159,10 @@ def run_batch(
     try:
         batch.run(entries)
         if getattr(args, "inbox", None):
-            run_inbox(batch, args.inbox, float(args.idle_seconds), int(args.max_tasks), sleep or time.sleep)
+            close_at = inbox_close_at(batch.clock(), getattr(args, "close_by", None), (wall or time.time)())
+            run_inbox(
+                batch, args.inbox, float(args.idle_seconds), int(args.max_tasks), sleep or time.sleep, close_at
+            )
     except Exception as error:  # noqa: BLE001 — the session failed: the rest have no result
         failure = failure_payload(None, error)
         batch.summary.update(exitCode=ExitCode.FAILED, error=failure["error"])
@@ -2298,14 +2303,29 @@ def run_inbox_file(batch: _Batch, path: str) -> None:
     os.remove(path)
 
 
-def run_inbox(batch: _Batch, inbox: str, idle_seconds: float, max_tasks: int, sleep) -> None:
+def inbox_close_at(now: float, close_by: float | None, wall_now: float) -> float | None:
+    """The dispatcher's close time (`--close-by`, wall-clock seconds) on the batch's clock (`now`
+    is its reading when `wall_now` was the wall clock's): the session's clock is monotonic, the
+    close time is the dispatcher's, taken before the launch. None without one."""
+    if close_by is None:
+        return None
+    return now + (close_by - wall_now)
+
+
+def run_inbox(
+    batch: _Batch, inbox: str, idle_seconds: float, max_tasks: int, sleep, close_at: float | None = None
+) -> None:
     """A resident session (ADR 0045): runs the task lists the dispatcher renames into `inbox`,
-    in name order, until it found nothing for `idle_seconds` or took `max_tasks` tasks; then
-    closes the inbox (close_inbox) and runs what the closed directory holds — lists renamed in
-    before the close — and returns. A list is in the inbox or was refused: none is lost, none
-    runs twice. The time between the last task's end and the close is in `idleMs`."""
+    in name order, until it found nothing for `idle_seconds`, took `max_tasks` tasks or its clock
+    reached `close_at` (ADR 0046: the dispatcher appends nothing it judges could not end by then,
+    and the runner kills the application a reserve later); then closes the inbox (close_inbox)
+    and runs what the closed directory holds — lists renamed in before the close — and returns.
+    A list is in the inbox or was refused: none is lost, none runs twice. The time between the
+    last task's end and the close is in `idleMs`."""
     waiting_since = batch.clock()
     while batch.taken < max_tasks:
+        if close_at is not None and batch.clock() >= close_at:
+            break
         files = inbox_files(inbox)
         if files:
             run_inbox_file(batch, files[0])
@@ -2481,6 +2501,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help=f"with --inbox: close the inbox once this many tasks were taken (default {MAX_BATCH_TASKS})",
     )
     parser.add_argument(
+        "--close-by",
+        type=float,
+        help="with --inbox: close the inbox at this time (seconds since the epoch) at the latest (ADR 0046)",
+    )
+    parser.add_argument(
         "--termination-log",
         help="also write the result line to this container termination-message file (Kubernetes)",
     )
@@ -2497,6 +2522,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error("--tasks-json needs --result-dir or --termination-log: where the results go")
     if args.inbox is not None and args.tasks is None:
         parser.error("--inbox takes --tasks: an inbox is a batch's, and its results are files")
+    if args.close_by is not None and args.inbox is None:
+        parser.error("--close-by takes --inbox: it is when a resident session's inbox closes")
     if args.idle_seconds < 0:
         parser.error(f"--idle-seconds must be 0 or more, not {args.idle_seconds}")
     if args.max_tasks < 1:

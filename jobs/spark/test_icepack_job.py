@@ -1025,6 +1025,14 @@ class _Clock:
         if self.on_sleep:
             self.on_sleep.pop(0)()
 
+    def wall(self) -> float:
+        """The wall clock (seconds since the epoch), moving with this one."""
+        return WALL_AT_100 + self.now - 100.0
+
+
+#: The wall clock when a _Clock reads 100.
+WALL_AT_100 = 1_800_000_000.0
+
 
 def open_inbox(tmp: str) -> str:
     """A resident batch's inbox as the dispatcher makes it before the launch."""
@@ -1045,7 +1053,9 @@ class InboxTest(unittest.TestCase):
     """A resident session (`--inbox`, ADR 0045): task lists renamed into the inbox after the
     batch's own run in the same session; the inbox closed by renaming it."""
 
-    def run_resident(self, tmp: str, tasks: list, clock: _Clock, outcomes: dict | None = None, idle="5", max_tasks=None):
+    def run_resident(
+        self, tmp: str, tasks: list, clock: _Clock, outcomes: dict | None = None, idle="5", max_tasks=None, close_by=None
+    ):
         session = _FakeSession()
         sessions: list = []
         ran: list[str] = []
@@ -1067,8 +1077,10 @@ class InboxTest(unittest.TestCase):
         argv = ["--tasks", "-", "--result-dir", os.path.join(tmp, "results"), "--inbox", os.path.join(tmp, "inbox"), "--idle-seconds", idle]
         if max_tasks is not None:
             argv += ["--max-tasks", str(max_tasks)]
+        if close_by is not None:
+            argv += ["--close-by", str(close_by)]
         with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            summary = job.run_batch(job.parse_args(argv), tasks, start, run_task, clock, clock.sleep)
+            summary = job.run_batch(job.parse_args(argv), tasks, start, run_task, clock, clock.sleep, clock.wall)
         self.assertTrue(session.stopped)
         return summary, ran, len(sessions)
 
@@ -1128,6 +1140,42 @@ class InboxTest(unittest.TestCase):
         self.assertEqual(ran, ["a", "b", "c"])
         self.assertEqual(closed, [])
         self.assertEqual(summary["idleMs"], 0)
+
+    def test_the_inbox_closes_at_the_close_time_before_the_idle_bound(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            # a runs from 100 to 101; b is appended at 101.25 and runs to 102.25; the dispatcher's
+            # close time is 104 (wall): the session closes then, not 600 s after b.
+            clock.on_sleep = [lambda: append(inbox, "0001.json", [merge_on("b")])]
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock, idle="600", close_by=WALL_AT_100 + 4)
+            closed_at = clock.now
+            with self.assertRaises(FileNotFoundError):
+                append(inbox, "0002.json", [merge_on("c")])
+        self.assertEqual(ran, ["a", "b"])
+        self.assertGreaterEqual(closed_at, 104.0)
+        self.assertLess(closed_at, 104.0 + job.INBOX_POLL_SECONDS + 1e-9)
+        self.assertEqual(summary["idleMs"], 1750)
+
+    def test_a_list_in_the_inbox_at_the_close_time_still_runs(self):
+        clock = _Clock()
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = open_inbox(tmp)
+            append(inbox, "0001.json", [merge_on("b")])
+            # The close time passed while a ran: b was accepted before it, so b runs.
+            summary, ran, _ = self.run_resident(tmp, [merge_on("a")], clock, idle="600", close_by=WALL_AT_100 + 0.5)
+            b = self.result_of(tmp, merge_on("b")["id"])
+            self.assertFalse(os.path.exists(inbox))
+            self.assertEqual(os.listdir(inbox + ".closed"), [])
+        self.assertEqual(ran, ["a", "b"])
+        self.assertTrue(b["ok"])
+        self.assertEqual(summary["appended"], 1)
+
+    def test_inbox_close_at_puts_the_wall_clock_close_time_on_the_session_clock(self):
+        self.assertEqual(job.inbox_close_at(100.0, 1_800_000_030.0, 1_800_000_000.0), 130.0)
+        # Already past: the inbox closes at once.
+        self.assertEqual(job.inbox_close_at(100.0, 1_799_999_990.0, 1_800_000_000.0), 90.0)
+        self.assertIsNone(job.inbox_close_at(100.0, None, 1_800_000_000.0))
 
     def test_an_appended_task_with_a_result_is_not_run_again(self):
         clock = _Clock()
@@ -1200,6 +1248,7 @@ class InboxTest(unittest.TestCase):
             (["--task", "-", "--inbox", "/tmp/x"], "--inbox takes --tasks"),
             (["--tasks", "-", "--result-dir", "/tmp/r", "--inbox", "/tmp/x", "--idle-seconds", "-1"], "--idle-seconds must be 0 or more"),
             (["--tasks", "-", "--result-dir", "/tmp/r", "--inbox", "/tmp/x", "--max-tasks", "0"], "--max-tasks must be 1 or more"),
+            (["--tasks", "-", "--result-dir", "/tmp/r", "--close-by", "1800000000"], "--close-by takes --inbox"),
         ):
             with self.subTest(phrase=phrase), redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit):
                 job.parse_args(argv)

@@ -2,8 +2,9 @@
 // catalog, Redis and Kafka: a task that arrives while a batch application of its catalog is
 // alive runs in that application; a task appended just after the application closed its inbox
 // is launched normally, once; a dispatcher killed right before or right after renaming a task
-// into the inbox loses no task and runs none twice. The tables of every test are built in one
-// Spark session and read back in one more.
+// into the inbox loses no task and runs none twice; a session fed a stream of tasks stops taking
+// them in time to finish them inside its task timeout. The tables of every test are built in
+// one Spark session and read back in one more.
 import type { ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,9 @@ import { createLogger } from '@icepack/runtime';
 import {
   assertEventLifecycle,
   BULLMQ_PREFIX,
+  MAX_TASK_GROUPS,
   queueNameForCatalog,
+  taskJobId,
   type Task,
   type TaskEvent,
 } from '@icepack/types';
@@ -33,7 +36,7 @@ import {
   type DispatchTableTarget,
   type DispatchTruth,
 } from './testing/dispatch-tables.ts';
-import { mergeTask } from './testing/sample-tasks.ts';
+import { cleanupTask, mergeTask } from './testing/sample-tasks.ts';
 import { TaskEventLog } from './testing/task-event-log.ts';
 import { testBinding } from './testing/test-binding.ts';
 import { SPARK_RUN_POLL, until } from './testing/until.ts';
@@ -65,11 +68,21 @@ const cases = {
   crashAfter: `rescrasha${suffix}`,
 } as const;
 type Case = keyof typeof cases;
-const targets = Object.values(cases).flatMap((catalogName) =>
-  [1, 2].map((n) => ({ catalogName, prefix: `${catalogName}_${String(n)}` })),
-) satisfies DispatchTableTarget[];
+/** The stream's catalog: its tables take a task each in turn, of each type and group id. */
+const streamCatalog = `resstream${suffix}`;
+const STREAM_TABLES = 8;
+const targets = [
+  ...Object.values(cases).flatMap((catalogName) =>
+    [1, 2].map((n) => ({ catalogName, prefix: `${catalogName}_${String(n)}` })),
+  ),
+  ...Array.from({ length: STREAM_TABLES }, (_, n) => ({
+    catalogName: streamCatalog,
+    prefix: `${streamCatalog}_${String(n + 1)}`,
+  })),
+] satisfies DispatchTableTarget[];
 
 let built: Record<Case, [DispatchTruth, DispatchTruth]>;
+let streamTables: DispatchTruth[];
 let redis: Redis;
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -87,6 +100,8 @@ beforeAll(async () => {
       [truthOf(sets[2 * i]), truthOf(sets[2 * i + 1])],
     ]),
   ) as typeof built;
+  const caseCount = Object.keys(cases).length;
+  streamTables = Array.from({ length: STREAM_TABLES }, (_, n) => truthOf(sets[2 * caseCount + n]));
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
 }, 900_000);
 
@@ -140,6 +155,7 @@ async function residentWorker(
   runner: SparkRunner,
   sink: DispatchSink,
   resident: ResidentSettings,
+  timeoutMs = 15 * 60_000,
 ): Promise<TaskWorker> {
   const worker = new TaskWorker({
     binding: testBinding(catalog, { slots: 1, smallSlots: 0 }),
@@ -151,7 +167,7 @@ async function residentWorker(
     catalog: { name: catalog, uri: infra.catalogUri },
     logger,
     backoffMs: 200,
-    timeoutMs: 15 * 60_000,
+    timeoutMs,
     batch: {},
     resident,
   });
@@ -403,10 +419,106 @@ describe.each([
   },
 );
 
+/** The stream's task timeout: room for a cold session start on a loaded machine, not for the stream. */
+const STREAM_TIMEOUT_MS = 4 * 60_000;
+/** The stream's task types: merges, then cleanups, both cheap once a table is merged. */
+const STREAM_TYPES = ['merge', 'cleanup'] as const;
+/**
+ * The stream's bound (one task id per table, type and group): far beyond what fits in the
+ * timeout, so that a session that never stops taking work meets the kill.
+ */
+const STREAM_MAX_TASKS = STREAM_TABLES * STREAM_TYPES.length * MAX_TASK_GROUPS;
+
+describe('a resident session fed a stream of tasks up to its task timeout', () => {
+  const sink = new RecordingSink();
+  const tasks: Task[] = [];
+  let stateDir: string;
+
+  // Ended: its end reported, or its result written (a session's leader is reported at exit).
+  const ended = async (task: Task): Promise<boolean> =>
+    sink.of(task.id).some((e) => e.status === 'succeeded' || e.status === 'failed') ||
+    (await dirsWithResult(stateDir, task)).length > 0;
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-stream-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    const queue = queueOf(streamCatalog);
+    // Round the tables, a new task id each round (group ids of merges, then of cleanups): a
+    // merge of a table merged before has nothing to rewrite and succeeds all the same.
+    const next = async (): Promise<void> => {
+      const n = tasks.length;
+      const truth = streamTables[n % STREAM_TABLES]!;
+      const round = Math.floor(n / STREAM_TABLES);
+      const type = STREAM_TYPES[Math.floor(round / MAX_TASK_GROUPS)]!;
+      const planned = type === 'merge' ? mergeTask(truth, 2) : cleanupTask(truth, 1, new Date());
+      const task = { ...planned, id: taskJobId(truth.id, type, (round % MAX_TASK_GROUPS) + 1) };
+      tasks.push(task);
+      await enqueue(queue, task);
+    };
+    await next();
+    // It never idles out (its idle bound is longer than its timeout) nor fills (its task bound
+    // is above the stream's): only its task timeout can end its intake.
+    await residentWorker(
+      streamCatalog,
+      new LocalRunner({ stateDir, pollMs: 500 }),
+      sink,
+      { idleSeconds: 600, maxTasks: 100 },
+      STREAM_TIMEOUT_MS,
+    );
+    // Two tasks in flight at all times, until one runs in a second application (the first
+    // stopped taking them) or one ends otherwise than succeeded.
+    await until(
+      'a task in a second application, or a task not succeeded',
+      async () => {
+        if (sink.events.some((e) => e.status !== 'started' && e.status !== 'succeeded'))
+          return true;
+        if ((await readdir(stateDir)).length > 1) return true;
+        if (tasks.length >= STREAM_MAX_TASKS) return true;
+        const done = await Promise.all(tasks.map(ended));
+        if (done.filter((d) => !d).length < 2) await next();
+        return false;
+      },
+      SPARK_RUN_POLL,
+    );
+    await jobsDone(queue, tasks);
+  }, 2_400_000);
+
+  it('ends every task succeeded, run once: none timed out, none run twice', async () => {
+    for (const task of tasks) {
+      const mine = sink.of(task.id);
+      assertEventLifecycle(mine);
+      expect(mine.map((e) => e.status)).not.toContain('failed');
+      expect(mine.map((e) => e.status)).not.toContain('retrying');
+      const succeeded = mine.filter((e) => e.status === 'succeeded');
+      expect(succeeded.length, task.id).toBeGreaterThan(0);
+      expect(new Set(succeeded.map((e) => e.runId)).size, task.id).toBe(1);
+      const dirs = await dirsWithResult(stateDir, task);
+      expect(dirs, task.id).toHaveLength(1);
+      expect((await result(dirs[0]!, task)).ok).toBe(true);
+    }
+  });
+
+  it('has the first application close its inbox and exit on its own before its timeout', async () => {
+    const [first] = await dirsWithResult(stateDir, tasks[0]!);
+    const results = await readdir(join(first!, 'results'));
+    // Two tasks at least (batch.json is the summary): the two launched with it, and whatever
+    // was appended — how many fit depends on how long its first task took on this machine.
+    expect(results.filter((f) => f !== 'batch.json').length).toBeGreaterThan(1);
+    const summary = JSON.parse(await readFile(join(first!, 'results', 'batch.json'), 'utf8')) as {
+      exitCode: number;
+      error?: unknown;
+    };
+    // The runner's kill at the timeout would have written an error (`timeout`) here.
+    expect(summary.error).toBeUndefined();
+    expect(summary.exitCode).toBe(0);
+    expect(await exists(join(first!, 'inbox.closed'))).toBe(true);
+  });
+});
+
 describe('the tables', () => {
   it('hold the same rows after every run, in fewer files', async () => {
     const sets = await dispatchTableSets([KEY], sparkOptions, targets, { truthOnly: true });
-    const before = (Object.keys(cases) as Case[]).flatMap((c) => built[c]);
+    const before = [...(Object.keys(cases) as Case[]).flatMap((c) => built[c]), ...streamTables];
     for (const [i, was] of before.entries()) {
       const now = truthOf(sets[i]);
       expect(now.contentChecksum, targets[i]!.prefix).toEqual(was.contentChecksum);

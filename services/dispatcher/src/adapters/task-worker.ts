@@ -20,7 +20,16 @@ import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.t
 import type { LaunchGate, LaunchPermit } from '../domain/launch-gate.ts';
 import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
-import { residentOn, selectAppend, type ResidentSettings } from '../domain/resident-session.ts';
+import {
+  appendRoom,
+  residentOn,
+  selectAppend,
+  sessionCloseBy,
+  sessionReserveMs,
+  timeRoom,
+  type LiveSession,
+  type ResidentSettings,
+} from '../domain/resident-session.ts';
 import { NO_GROWTH, resourceStep, type Growth } from '../domain/resource-failure.ts';
 import { afterFailedRun, afterRunnerError, afterUnknownRun } from '../domain/retry.ts';
 import { waitIsNews, waitMark, WaitKind } from '../domain/waits.ts';
@@ -715,8 +724,9 @@ export class TaskWorker {
     progress.cores = coresOf(decision.size);
     progress.size = decision.size;
     // A resident session (ADR 0045) starts from a lone small task too: the others come later.
-    if (candidates.length > 0 || (fresh && this.#residentFor(run) !== undefined)) {
-      const end = await this.#runBatch(run, progress, candidates, decision.size);
+    const resident = fresh ? this.#residentFor(run) : undefined;
+    if (candidates.length > 0 || resident !== undefined) {
+      const end = await this.#runBatch(run, progress, candidates, decision.size, resident);
       if (end !== undefined) return end;
       // None of them could be held any more: the task runs alone, as sized.
     }
@@ -797,6 +807,7 @@ export class TaskWorker {
     progress: Progress,
     candidates: readonly { id: string; task: Task }[],
     size: JobSize,
+    settings: ResidentSettings | undefined,
   ): Promise<RunEnd | undefined> {
     const token = run.token ?? '';
     const lockMs = this.#o.lockDurationMs;
@@ -810,7 +821,6 @@ export class TaskWorker {
       const member = await this.#heldRun(id, token);
       if (member !== undefined) members.push({ run: member, startedAt: 0, before: undefined });
     }
-    const settings = this.#residentFor(run);
     if (members.length === 0 && settings === undefined) return undefined;
     const ref: BatchRef = { batchRun: run.taskRun, attempt: run.attempt, taskAttempt: run.attempt };
     const batchId = this.#batchName(ref);
@@ -834,10 +844,11 @@ export class TaskWorker {
       }
       Object.assign(progress, await this.#recordStarted(run, ref), { batch: ref });
       this.#log(run).info({ tasks: members.length + 1 }, 'batch starts');
+      // Its time counts from here, a little before the launch: the runner's kill comes later.
       const resident =
         settings === undefined
           ? undefined
-          : this.#residentBatch(run, ref, members, size, settings, lockMs);
+          : this.#residentBatch(run, ref, members, size, settings, lockMs, Date.now());
       const { reattached, ends, idleMs } = await this.#batchRunner().runBatch({
         batchRun: ref.batchRun,
         attempt: ref.attempt,
@@ -882,8 +893,10 @@ export class TaskWorker {
    * look, claims further small waiting tasks of the catalog (`selectAppend`) and appends them —
    * each held job's batch recorded FIRST (`started`, `icepack:batch`: a dispatcher that dies
    * from here on is followed by each job for itself), THEN renamed into the inbox; a closed
-   * inbox undoes the record and puts the jobs back to wait. Each member's end is reported as
-   * its result appears. Never throws: a failed look is logged, and the next one tries again.
+   * inbox undoes the record and puts the jobs back to wait. Only what the session can still
+   * finish before its close time (`timeRoom`, ADR 0046: the runner kills it at the timeout);
+   * the job closes its inbox by then too. Each member's end is reported as its result appears.
+   * Never throws: a failed look is logged, and the next one tries again.
    */
   #residentBatch(
     leader: Run,
@@ -892,6 +905,7 @@ export class TaskWorker {
     size: JobSize,
     settings: ResidentSettings,
     lockMs: number,
+    launchedAt: number,
   ): ResidentBatch {
     const byTaskRun = new Map<string, BatchMember>(members.map((m) => [m.run.taskRun, m]));
     const tableOf = new Map<string, string>(
@@ -899,18 +913,29 @@ export class TaskWorker {
     );
     const busy = new Set(tableOf.values());
     let taken = tableOf.size;
+    const { timeoutMs } = this.#o;
+    const closeBy = sessionCloseBy(launchedAt, timeoutMs);
+    const reserveMs = sessionReserveMs(timeoutMs);
+    let longestTaskMs = 0;
+    let lastEndAt = launchedAt;
     return {
       idleSeconds: settings.idleSeconds,
       maxTasks: settings.maxTasks,
+      closeBy,
       onPoll: async () => {
         try {
-          if (taken >= settings.maxTasks) return [];
-          const appended = await this.#append(
-            leader,
-            ref,
-            { taken, busy, maxTasks: settings.maxTasks },
-            lockMs,
-          );
+          const now = Date.now();
+          const session: LiveSession = {
+            catalog: leader.task.table.catalog,
+            taken,
+            maxTasks: settings.maxTasks,
+            busyTables: busy,
+            timeRoom: timeRoom(
+              { closeBy, reserveMs, longestTaskMs, lastEndAt, pending: busy.size },
+              now,
+            ),
+          };
+          const appended = await this.#append(leader, ref, session, lockMs);
           for (const m of appended) {
             members.push(m);
             byTaskRun.set(m.run.taskRun, m);
@@ -927,6 +952,8 @@ export class TaskWorker {
       onEnd: async (taskRun, end) => {
         const table = tableOf.get(taskRun);
         if (table !== undefined) busy.delete(table);
+        lastEndAt = Date.now();
+        longestTaskMs = Math.max(longestTaskMs, endFigures(end)?.durationMs ?? 0);
         const member = byTaskRun.get(taskRun);
         if (member === undefined || member.ended === true) return;
         member.ended = true;
@@ -935,17 +962,23 @@ export class TaskWorker {
     };
   }
 
-  /** One append to a live resident session (see `#residentBatch`): the members it added. */
+  /**
+   * One append to a live resident session (see `#residentBatch`): the members it added. Looks
+   * at the queue only when the session has room (`appendRoom`), and at no more waiting jobs
+   * than a few times that room (some are passed over: large, another catalog's, a busy table).
+   */
   async #append(
     leader: Run,
     ref: BatchRef,
-    session: { taken: number; busy: ReadonlySet<string>; maxTasks: number },
+    session: LiveSession,
     lockMs: number,
   ): Promise<BatchMember[]> {
     const { runner } = this.#o;
     const limits = this.#o.batch ?? {};
     const token = leader.token ?? '';
-    const waiting = await this.#claims.peek(Math.min(100, 3 * (session.maxTasks - session.taken)));
+    const room = appendRoom(session, limits);
+    if (room === 0) return [];
+    const waiting = await this.#claims.peek(3 * room);
     const idOf = new Map<Task, string>();
     for (const job of waiting) {
       if (job.started) continue;
@@ -955,16 +988,7 @@ export class TaskWorker {
         // Invalid data fails in its own processing, with the reason; not appended.
       }
     }
-    const chosen = selectAppend(
-      {
-        catalog: leader.task.table.catalog,
-        taken: session.taken,
-        maxTasks: session.maxTasks,
-        busyTables: session.busy,
-      },
-      [...idOf.keys()],
-      limits,
-    );
+    const chosen = selectAppend(session, [...idOf.keys()], limits);
     if (chosen.length === 0) return [];
     const held = await this.#claims.claim(
       chosen.map((t) => idOf.get(t) ?? ''),

@@ -1,6 +1,17 @@
 import { sampleMergeTask, sampleTableId, tableKey, type Task } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { RESIDENT_OFF, residentOn, selectAppend, type LiveSession } from './resident-session.ts';
+import {
+  appendRoom,
+  RESIDENT_OFF,
+  residentOn,
+  selectAppend,
+  sessionCloseBy,
+  sessionReserveMs,
+  taskEstimateMs,
+  timeRoom,
+  type LiveSession,
+  type SessionTime,
+} from './resident-session.ts';
 
 const GiB = 2 ** 30;
 
@@ -43,5 +54,64 @@ describe('selectAppend', () => {
     expect(selectAppend(session({ taken: 98 }), tasks)).toHaveLength(2);
     expect(selectAppend(session({ taken: 100 }), tasks)).toEqual([]);
     expect(selectAppend(session(), tasks, { maxTasks: 3 })).toHaveLength(3);
+  });
+});
+
+describe('the session time (ADR 0046)', () => {
+  const MIN = 60_000;
+
+  it('reserves 5 % of the task timeout, at least 30 s, and closes that long before the kill', () => {
+    expect(sessionReserveMs(6 * 60 * MIN)).toBe(18 * MIN);
+    expect(sessionReserveMs(5 * MIN)).toBe(30_000);
+    expect(sessionCloseBy(1_000_000, 5 * MIN)).toBe(1_000_000 + 5 * MIN - 30_000);
+    // A timeout under the reserve: closed from the launch on.
+    expect(sessionCloseBy(1_000_000, 20_000)).toBeLessThan(1_000_000);
+  });
+
+  // Launched at 0 with a 5-minute timeout: it closes at 270 s, a task is judged 30 s at least.
+  function time(over: Partial<SessionTime> = {}): SessionTime {
+    return {
+      closeBy: sessionCloseBy(0, 5 * MIN),
+      reserveMs: sessionReserveMs(5 * MIN),
+      longestTaskMs: 0,
+      lastEndAt: 0,
+      pending: 1,
+      ...over,
+    };
+  }
+
+  it('judges a task by the longest so far, by the one running now when it runs longer, never under the reserve', () => {
+    expect(taskEstimateMs(time(), 1_000)).toBe(30_000);
+    expect(taskEstimateMs(time({ longestTaskMs: 90_000, lastEndAt: 50_000 }), 100_000)).toBe(
+      90_000,
+    );
+    // The first task (session start included) has run 100 s and not ended yet.
+    expect(taskEstimateMs(time(), 100_000)).toBe(100_000);
+    // Nothing pending: nothing running to judge by.
+    expect(taskEstimateMs(time({ pending: 0, longestTaskMs: 40_000 }), 200_000)).toBe(40_000);
+  });
+
+  it('takes only what ends, one after another with those it holds, by the close time', () => {
+    // 269 s left, 30 s a task: 8 fit, one is held, 7 more.
+    expect(timeRoom(time(), 1_000)).toBe(7);
+    // A cold first task of 90 s ended at 100 s, one appended task runs: 170 s left, 1 more.
+    expect(timeRoom(time({ longestTaskMs: 90_000, lastEndAt: 100_000 }), 100_000)).toBe(0);
+    expect(timeRoom(time({ longestTaskMs: 90_000, lastEndAt: 100_000, pending: 0 }), 100_000)).toBe(
+      1,
+    );
+    // Less than one task's time left: none.
+    expect(timeRoom(time({ longestTaskMs: 90_000, pending: 0 }), 190_000)).toBe(0);
+    expect(timeRoom(time({ pending: 0 }), 270_000)).toBe(0);
+    expect(timeRoom(time({ pending: 0 }), 400_000)).toBe(0);
+  });
+
+  it('bounds an append by the room in tasks, in time and one batch, and takes nothing at 0', () => {
+    expect(appendRoom(session())).toBe(20);
+    expect(appendRoom(session({ taken: 97 }))).toBe(3);
+    expect(appendRoom(session({ timeRoom: 2 }))).toBe(2);
+    expect(appendRoom(session({ taken: 100, timeRoom: 5 }))).toBe(0);
+    const tasks = ['a', 'b', 'c'].map((name) => merge(name));
+    expect(selectAppend(session({ timeRoom: 1 }), tasks)).toHaveLength(1);
+    expect(selectAppend(session({ timeRoom: 0 }), tasks)).toEqual([]);
   });
 });

@@ -117,6 +117,7 @@ describe('LocalRunner.runBatch without Spark', () => {
       resident: {
         idleSeconds: 600,
         maxTasks: 10,
+        closeBy: Date.now() + 600_000,
         onPoll: () => {
           polls.push(1);
           return Promise.resolve([]);

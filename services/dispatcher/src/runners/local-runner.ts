@@ -267,6 +267,8 @@ export class LocalRunner implements SparkRunner {
               String(resident.idleSeconds),
               '--max-tasks',
               String(resident.maxTasks),
+              '--close-by',
+              (resident.closeBy / 1000).toFixed(3),
             ]),
       ],
       logFields: {

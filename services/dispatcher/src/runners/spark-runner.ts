@@ -68,6 +68,11 @@ export interface ResidentBatch {
   /** … or once it took this many tasks (its own list's included). */
   readonly maxTasks: number;
   /**
+   * … or at this time (epoch ms) at the latest, before the runner's kill at the task timeout
+   * (ADR 0046, `sessionCloseBy`): what it took by then still runs.
+   */
+  readonly closeBy: number;
+  /**
    * Called at each look at the live application: appends further tasks (`appendToBatch`)
    * and returns those it appended, whose ends the runner then reports too.
    */
