@@ -1,9 +1,14 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LaneSequencer } from '@icepack/test/vitest';
 
 // Two projects: `unit` runs without any network; `integration` talks to real Kafka, Redis,
 // the Iceberg REST catalog and Spark, which its global setup starts (or reuses).
 export default defineConfig({
   test: {
+    // At least two workers, also on a two-core machine (Vitest's default there is one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: LaneSequencer },
     projects: [
       {
         test: {
@@ -20,9 +25,12 @@ export default defineConfig({
           globalSetup: ['./test/src/infra/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
-          // The machine has two cores and the services under test are heavy (Kafka, Spark):
-          // run integration files one at a time so their timings stay meaningful.
-          fileParallelism: false,
+          // Two lanes (test/src/infra/lanes.ts): the services under test are heavy (Kafka,
+          // Spark) and the machine may have two cores, so the files that run Spark, use
+          // Kubernetes or stop a service run one at a time, holding the exclusive lane;
+          // light files listed in the shared lane run beside them.
+          maxWorkers: 2,
+          setupFiles: ['./test/src/infra/exclusive-lane.ts'],
         },
       },
     ],
