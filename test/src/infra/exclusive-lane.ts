@@ -1,13 +1,18 @@
 // Setup file of the integration project: a file outside the shared lane (lanes.ts) holds the
-// exclusive lane for its whole run, so no two of them run at once.
+// exclusive lane for its whole run, so no two of them run at once; a Kubernetes file then
+// starts the control plane (the global setup does not), waiting for its build if it is not done.
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { holdLock, type HeldLock } from './lane-lock.ts';
-import { inSharedLane } from './lanes.ts';
+import { laneOf } from './lanes.ts';
+import { runLocalScript } from './local-script.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
-/** A wait for the lane may last as long as the longest exclusive file runs. */
+/**
+ * A wait for the lane may last as long as the longest exclusive file runs, and a Kubernetes
+ * file's as long as the rest of the control plane's first build.
+ */
 const LANE_WAIT_MS = 3 * 60 * 60_000;
 
 let held: HeldLock | undefined;
@@ -16,8 +21,16 @@ let held: HeldLock | undefined;
 // second, and the first must be a destructuring pattern.
 // eslint-disable-next-line no-empty-pattern
 beforeAll(async ({}, suite) => {
-  if (inSharedLane(relative(root, suite.file.filepath))) return;
+  const lane = laneOf(relative(root, suite.file.filepath));
+  if (lane === 'shared') return;
   held = await holdLock(join(inject('infra').runDir, 'integration-exclusive-lane.lock'));
+  if (lane === 'kubernetes') {
+    const up = await runLocalScript('k8s.sh', ['up']);
+    if (up.code !== 0)
+      throw new Error(
+        `deploy/local/k8s.sh up failed (exit ${String(up.code)}):\n${up.output.trim()}`,
+      );
+  }
 }, LANE_WAIT_MS);
 
 afterAll(async () => {

@@ -10,14 +10,20 @@ declare module 'vitest' {
   }
 }
 
+/** What `infra.sh up` starts for every integration file. */
+export const GLOBAL_SERVICES = ['redis', 'kafka', 'catalog', 'spark'] as const;
+
 /**
- * `ICEPACK_TEST_INFRA` (developers only, e.g. `redis kafka catalog spark`): start only these
- * services of `infra.sh up`, so the files that need no Kubernetes run while its first Go build
- * (~20 min, an hour on a loaded machine) is still going. A test that needs a service left out
- * fails on its connection; `./dev test` and CI never set it: everything starts.
+ * The services the global setup starts: Redis, Kafka, the REST catalog and Spark — not the
+ * Kubernetes control plane, which each Kubernetes file starts once it holds its lane
+ * (`exclusive-lane.ts`, `KUBERNETES_FILES` in lanes.ts): on a fresh machine its first Go build
+ * (~30 min on two cores) goes on while every other file runs. `ICEPACK_TEST_INFRA`
+ * (developers only, e.g. `redis kafka`) starts fewer; a test that needs a service left out
+ * fails on its connection. `./dev test` and CI never set it.
  */
 export function infraSubset(env: NodeJS.ProcessEnv): string[] {
-  return (env.ICEPACK_TEST_INFRA ?? '').split(/[\s,]+/).filter((s) => s !== '');
+  const named = (env.ICEPACK_TEST_INFRA ?? '').split(/[\s,]+/).filter((s) => s !== '');
+  return named.length > 0 ? named : [...GLOBAL_SERVICES];
 }
 
 /** The local infrastructure could not be installed or started; the message names the logs. */
@@ -27,11 +33,10 @@ export class InfraStartError extends Error {
 
 /**
  * Vitest global setup of the integration project: installs (first run only) and starts — or
- * reuses — Redis, Kafka with the Icepack topics, the REST catalog, Spark and the Kubernetes
- * control plane with the Spark operator (`inject('infra').kube`), through the same scripts
- * developers and CI use. On a fresh machine this waits for the Go build of Kubernetes, which
- * `./dev test` starts first of all. Anything that cannot start fails the run with its log path;
- * nothing is skipped. The services keep running afterwards, so the next run starts in seconds.
+ * reuses — Redis, Kafka with the Icepack topics, the REST catalog and Spark, through the same
+ * scripts developers and CI use (the Kubernetes control plane comes later: `infraSubset`).
+ * Anything that cannot start fails the run with its log path; nothing is skipped. The services
+ * keep running afterwards, so the next run starts in seconds.
  */
 export default async function setup(project: TestProject): Promise<void> {
   const up = await runLocalScript('infra.sh', ['up', ...infraSubset(process.env)]);

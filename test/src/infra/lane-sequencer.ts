@@ -1,11 +1,11 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { inSharedLane, laneOrder } from './lanes.ts';
+import { laneOf, laneOrder } from './lanes.ts';
 
 /**
  * Vitest's own order (failed first, then longest first from the last run's timings, else
  * largest file first), with the integration files arranged by `laneOrder` so that the
- * shared-lane files run beside the first exclusive one (`lanes.ts`).
+ * shared-lane files run beside the first exclusive one and the Kubernetes files last (`lanes.ts`).
  */
 export class LaneSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -13,7 +13,7 @@ export class LaneSequencer extends BaseSequencer {
     const integration = sorted.filter((f) => f.project.name === 'integration');
     if (integration.length === 0) return sorted;
     const root = this.ctx.config.root;
-    const ordered = laneOrder(integration, (f) => inSharedLane(relative(root, f.moduleId)));
+    const ordered = laneOrder(integration, (f) => laneOf(relative(root, f.moduleId)));
     // The integration files take the places they had, in the lanes' order.
     return sorted.map((f) => (f.project.name === 'integration' ? ordered.shift()! : f));
   }

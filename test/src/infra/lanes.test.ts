@@ -1,15 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inSharedLane, laneOrder, SHARED_LANE } from './lanes.ts';
+import { KUBERNETES_FILES, laneOf, laneOrder, SHARED_LANE, type Lane } from './lanes.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
+
+/** A file that uses the Kubernetes control plane, as its text shows it. */
+const USES_KUBERNETES = /\.kube\b|KubeConfig|@kubernetes|kubeconfig|k8s/i;
 
 /** What a shared-lane file must not do, as its text shows it (lanes.ts says why). */
 const FORBIDDEN: Record<string, RegExp> = {
   'starts Spark':
     /LocalRunner|spark-submit|runPython|dispatchTable|generateFixtures|infra\.python|sparkJars|WorkerProcesses|SparkApplication/,
-  'uses Kubernetes': /\.kube\b|KubeConfig|@kubernetes|kubeconfig|k8s/i,
+  'uses Kubernetes': USES_KUBERNETES,
   'runs a service script (which may stop a shared service)':
     /\b(infra|redis|kafka|catalog|s3|s3-catalog|oauth-catalog|k8s|services)\.sh\b/,
 };
@@ -30,28 +34,51 @@ describe('the shared integration lane', () => {
   );
 
   it('knows a file by its path from the repository root, with either separator', () => {
-    expect(inSharedLane('services/planner/src/api.int.test.ts')).toBe(true);
-    expect(inSharedLane('services\\planner\\src\\api.int.test.ts')).toBe(true);
-    expect(inSharedLane('test/src/e2e/maintenance.int.test.ts')).toBe(false);
+    expect(laneOf('services/planner/src/api.int.test.ts')).toBe('shared');
+    expect(laneOf('services\\planner\\src\\api.int.test.ts')).toBe('shared');
+    expect(laneOf('test/src/e2e/maintenance.int.test.ts')).toBe('exclusive');
+    expect(laneOf('test/src/e2e/maintenance-k8s.int.test.ts')).toBe('kubernetes');
+  });
+});
+
+describe('the Kubernetes files', () => {
+  it('are exactly the integration files that use Kubernetes: the global setup does not start it for the others', () => {
+    const files = execFileSync('git', ['ls-files', '*.int.test.ts'], {
+      cwd: root,
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((f) => f !== '');
+    const usingKubernetes = files.filter((f) =>
+      USES_KUBERNETES.test(readFileSync(join(root, f), 'utf8')),
+    );
+    expect([...KUBERNETES_FILES].sort()).toEqual(usingKubernetes.sort());
   });
 });
 
 describe('laneOrder', () => {
-  const isShared = (f: string): boolean => f.startsWith('s');
+  const lane = (f: string): Lane =>
+    f.startsWith('s') ? 'shared' : f.startsWith('k') ? 'kubernetes' : 'exclusive';
 
-  it('starts the first exclusive file, then every shared one, then the other exclusive ones, each in the given order', () => {
-    expect(laneOrder(['e1', 's1', 'e2', 's2', 'e3'], isShared)).toEqual([
+  it('starts the first exclusive file, then every shared one, then the other exclusive ones, then the Kubernetes ones, each in the given order', () => {
+    expect(laneOrder(['k1', 'e1', 's1', 'e2', 'k2', 's2', 'e3'], lane)).toEqual([
       'e1',
       's1',
       's2',
       'e2',
       'e3',
+      'k1',
+      'k2',
     ]);
   });
 
+  it('starts a Kubernetes file first only when there is no other exclusive one', () => {
+    expect(laneOrder(['s1', 'k1', 'k2'], lane)).toEqual(['k1', 's1', 'k2']);
+  });
+
   it('keeps a list of one lane as it is', () => {
-    expect(laneOrder(['s1', 's2'], isShared)).toEqual(['s1', 's2']);
-    expect(laneOrder(['e1', 'e2'], isShared)).toEqual(['e1', 'e2']);
-    expect(laneOrder([], isShared)).toEqual([]);
+    expect(laneOrder(['s1', 's2'], lane)).toEqual(['s1', 's2']);
+    expect(laneOrder(['e1', 'e2'], lane)).toEqual(['e1', 'e2']);
+    expect(laneOrder([], lane)).toEqual([]);
   });
 });

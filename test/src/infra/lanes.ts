@@ -39,22 +39,49 @@ export const SHARED_LANE: readonly string[] = [
   'services/provisioner/src/main.int.test.ts',
 ];
 
-const shared = new Set(SHARED_LANE);
+/**
+ * The integration files that use the Kubernetes control plane (`inject('infra').kube`). The
+ * global setup does not start it: each of these starts it (`k8s.sh up`) once it holds the
+ * exclusive lane, and they run last. On a fresh machine the control plane's Go build (~30 min
+ * on two cores), which `./dev test` starts first of all, goes on while every other file runs.
+ * `lanes.test.ts` checks that this is exactly the files whose text uses Kubernetes.
+ */
+export const KUBERNETES_FILES: readonly string[] = [
+  'services/dispatcher/src/adapters/dispatch-crash.int.test.ts',
+  'services/dispatcher/src/adapters/dispatch-outcomes.int.test.ts',
+  'services/dispatcher/src/adapters/dispatcher-rights.int.test.ts',
+  'services/dispatcher/src/adapters/kube-quota.int.test.ts',
+  'services/dispatcher/src/runners/operator-real.int.test.ts',
+  'services/provisioner/src/crash.int.test.ts',
+  'services/provisioner/src/lifecycle.int.test.ts',
+  'services/provisioner/src/namespace-security.int.test.ts',
+  'services/provisioner/src/reconcile.int.test.ts',
+  'test/src/e2e/maintenance-k8s.int.test.ts',
+  'test/src/k8s-real/control-plane.int.test.ts',
+];
 
-/** Whether the file (a path relative to the repository root) may run beside another. */
-export function inSharedLane(relativePath: string): boolean {
-  return shared.has(relativePath.replaceAll('\\', '/'));
+/** The lane of an integration file: `kubernetes` files are exclusive ones that run last. */
+export type Lane = 'shared' | 'exclusive' | 'kubernetes';
+
+const shared = new Set(SHARED_LANE);
+const kubernetes = new Set(KUBERNETES_FILES);
+
+/** The lane of the file at `relativePath` (from the repository root, either separator). */
+export function laneOf(relativePath: string): Lane {
+  const path = relativePath.replaceAll('\\', '/');
+  if (shared.has(path)) return 'shared';
+  return kubernetes.has(path) ? 'kubernetes' : 'exclusive';
 }
 
 /**
  * The order the integration files start in, two workers taking the next as one frees: the
  * first exclusive file, then every shared-lane file (run by the other worker meanwhile), then
- * the other exclusive files, each in the order given (longest first, as the sequencer ranks
- * them). Started later, the shared files would only queue behind the exclusive lock.
+ * the other exclusive files, then the Kubernetes ones, each in the order given (longest
+ * first, as the sequencer ranks them). Started later, the shared files would only queue
+ * behind the exclusive lock; started earlier, a Kubernetes file could wait for the build.
  */
-export function laneOrder<T>(files: readonly T[], isShared: (file: T) => boolean): T[] {
-  const exclusive = files.filter((f) => !isShared(f));
-  const sharedFiles = files.filter((f) => isShared(f));
-  const [first, ...rest] = exclusive;
-  return first === undefined ? sharedFiles : [first, ...sharedFiles, ...rest];
+export function laneOrder<T>(files: readonly T[], lane: (file: T) => Lane): T[] {
+  const of = (l: Lane): T[] => files.filter((f) => lane(f) === l);
+  const [first, ...rest] = [...of('exclusive'), ...of('kubernetes')];
+  return first === undefined ? of('shared') : [first, ...of('shared'), ...rest];
 }
