@@ -19,11 +19,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { figuresCatalog } from '../adapters/create-catalog-worker.ts';
-import type { QuotaGate } from '../adapters/quota.ts';
 import { CatalogTableHealth } from '../adapters/table-health.ts';
 import { InMemoryDispatchSink } from '../adapters/task-events.ts';
 import { TaskWorker } from '../adapters/task-worker.ts';
 import { dispatchTables, type DispatchTruth } from '../adapters/testing/dispatch-tables.ts';
+import { roomyQuota } from '../adapters/testing/fixtures.ts';
 import { mergeTask } from '../adapters/testing/sample-tasks.ts';
 import { testBinding } from '../adapters/testing/test-binding.ts';
 import { DEFAULT_JOB_FILE, LocalRunner } from './local-runner.ts';
@@ -187,12 +187,6 @@ const inNessie = (clientSecret: string) => ({
   catalogName,
   prefix,
 });
-
-const roomyQuota: QuotaGate = {
-  room: () => Promise.resolve({}),
-  acquire: () => Promise.resolve(true),
-  release: () => Promise.resolve(),
-};
 
 describe('the local runner on a real OAuth2 catalog (Nessie, Keycloak) with tables on S3', () => {
   let before: DispatchTruth;
