@@ -6,7 +6,12 @@ import {
   type EnvelopeOptions,
 } from './envelope.ts';
 import { parseJsonExact, stringifyJson } from './json-exact.ts';
-import { MessageTypes, type MessagePayload, type MessageType } from './message-types.ts';
+import {
+  MessageTypes,
+  type MessagePayload,
+  type MessageType,
+  type MessageTypeSpec,
+} from './message-types.ts';
 import { ValidationError, zodIssues } from './validation-error.ts';
 
 export type MessageEnvelope<T extends MessageType> = Envelope<T, MessagePayload<T>>;
@@ -45,6 +50,15 @@ export function parseEnvelope(
   value: unknown,
   expected?: readonly MessageType[],
 ): AnyMessageEnvelope {
+  return parseEnvelopeValue(value, expected, false);
+}
+
+/** `fromJson`: `value` is what `JSON.parse` made, so a type's `exact` check may vouch for it. */
+function parseEnvelopeValue(
+  value: unknown,
+  expected: readonly MessageType[] | undefined,
+  fromJson: boolean,
+): AnyMessageEnvelope {
   const base = envelopeBaseSchema.safeParse(value);
   if (!base.success) throw new ValidationError('envelope', zodIssues(base.error));
   const { type, version } = base.data;
@@ -58,8 +72,8 @@ export function parseEnvelope(
       },
     ]);
   }
-  const spec = MessageTypes[type];
-  if (!(spec.accepts as readonly number[]).includes(version)) {
+  const spec: MessageTypeSpec = MessageTypes[type];
+  if (!spec.accepts.includes(version)) {
     throw new ValidationError('envelope', [
       {
         path: 'version',
@@ -68,7 +82,9 @@ export function parseEnvelope(
       },
     ]);
   }
-  const payload = (spec.payload as z.ZodType).safeParse(base.data.payload);
+  if (fromJson && spec.exact?.(base.data.payload) === true)
+    return { ...base.data, type } as AnyMessageEnvelope;
+  const payload = spec.payload.safeParse(base.data.payload);
   if (!payload.success)
     throw new ValidationError(`${type} envelope`, zodIssues(payload.error, ['payload']));
   return { ...base.data, type, payload: payload.data } as AnyMessageEnvelope;
@@ -100,7 +116,7 @@ export function parseMessage(
       },
     );
   }
-  return parseEnvelope(value, expected);
+  return parseEnvelopeValue(value, expected, true);
 }
 
 /** The Kafka message value for an envelope. */
