@@ -5,7 +5,7 @@ import {
   type Envelope,
   type EnvelopeOptions,
 } from './envelope.ts';
-import { parseJsonExact, stringifyJson } from './json-exact.ts';
+import { parseJsonExactly, stringifyJson } from './json-exact.ts';
 import {
   MessageTypes,
   type MessagePayload,
@@ -31,15 +31,24 @@ export function createEnvelope<T extends MessageType>(
   payload: z.input<(typeof MessageTypes)[T]['payload']>,
   options?: EnvelopeOptions,
 ): MessageEnvelope<T> {
-  const spec = MessageTypes[type];
-  const result = (spec.payload as z.ZodType).safeParse(payload);
+  const spec: MessageTypeSpec = MessageTypes[type];
+  const result = spec.payload.safeParse(payload);
   if (!result.success)
     throw new ValidationError(`${type} payload`, zodIssues(result.error, ['payload']));
   if (key === '')
     throw new ValidationError(`${type} envelope`, [
       { path: 'key', message: 'must not be empty', code: 'too_small' },
     ]);
-  return wrapEnvelope(type, spec.version, key, result.data as MessagePayload<T>, options);
+  const version = options?.version ?? spec.version;
+  if (!spec.accepts.includes(version))
+    throw new ValidationError(`${type} envelope`, [
+      {
+        path: 'version',
+        message: `${type} has no version ${version}; this build accepts ${spec.accepts.join(', ')}`,
+        code: 'invalid_value',
+      },
+    ]);
+  return wrapEnvelope(type, version, key, result.data as MessagePayload<T>, options);
 }
 
 /**
@@ -58,6 +67,7 @@ function parseEnvelopeValue(
   value: unknown,
   expected: readonly MessageType[] | undefined,
   fromJson: boolean,
+  text?: string,
 ): AnyMessageEnvelope {
   const base = envelopeBaseSchema.safeParse(value);
   if (!base.success) throw new ValidationError('envelope', zodIssues(base.error));
@@ -82,9 +92,13 @@ function parseEnvelopeValue(
       },
     ]);
   }
-  if (fromJson && spec.exact?.(base.data.payload) === true)
-    return { ...base.data, type } as AnyMessageEnvelope;
-  const payload = spec.payload.safeParse(base.data.payload);
+  const wire = spec.wire?.version === version ? spec.wire : undefined;
+  const input = wire === undefined ? base.data.payload : wire.decode(base.data.payload);
+  if (fromJson && spec.exact?.(input) === true) {
+    if (text !== undefined) wire?.keepText?.(value as object, input as object, text);
+    return { ...base.data, type, payload: input } as AnyMessageEnvelope;
+  }
+  const payload = spec.payload.safeParse(input);
   if (!payload.success)
     throw new ValidationError(`${type} envelope`, zodIssues(payload.error, ['payload']));
   return { ...base.data, type, payload: payload.data } as AnyMessageEnvelope;
@@ -105,8 +119,9 @@ export function parseMessage(
 ): AnyMessageEnvelope {
   const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
   let value: unknown;
+  let plain: boolean;
   try {
-    value = parseJsonExact(text);
+    ({ value, plain } = parseJsonExactly(text));
   } catch (error) {
     throw new ValidationError(
       'envelope',
@@ -116,10 +131,18 @@ export function parseMessage(
       },
     );
   }
-  return parseEnvelopeValue(value, expected, true);
+  // The text may stand for a part of the payload only when it was parsed plainly.
+  return parseEnvelopeValue(value, expected, true, plain ? text : undefined);
 }
 
 /** The Kafka message value for an envelope. */
 export function serializeEnvelope(envelope: Envelope): string {
-  return stringifyJson(envelope);
+  const spec = (MessageTypes as Record<string, MessageTypeSpec | undefined>)[envelope.type];
+  const wire = spec?.wire;
+  if (wire === undefined || wire.version !== envelope.version) return stringifyJson(envelope);
+  // The payload in its version's shape (the planner stores that text of a TableScanned as it is).
+  const payload = wire.encode(envelope.payload as never);
+  return stringifyJson(
+    payload === undefined ? { ...envelope, version: wire.plainVersion } : { ...envelope, payload },
+  );
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createEnvelope, parseEnvelope, parseMessage, serializeEnvelope } from './messages.ts';
-import { parseJsonExact } from './json-exact.ts';
+import { createEnvelope, parseEnvelope, parseMessage } from './messages.ts';
+import { parseJsonExact, stringifyJson } from './json-exact.ts';
+import { packTableState } from './packed-partitions.ts';
 import { MessageType } from './message-types.ts';
 import { sampleTableState } from './samples.ts';
 import { isExactTableState } from './table-state-check.ts';
@@ -154,7 +155,7 @@ const REPLACEMENTS: Json[] = [
 ];
 
 /** The state, and each mutation of it: every value replaced, removed, an extra key, arrays grown. */
-function* mutations(state: TableState): Generator<Json> {
+function* mutations(state: TableState | Json): Generator<Json> {
   const root = json(state);
   yield root;
   // The first partitions stand for the rest.
@@ -248,7 +249,7 @@ describe('parseMessage of TableScanned', () => {
 
   const key = 'prod/sales/orders';
   const envelope = createEnvelope(MessageType.TableScanned, key, sampleTableState());
-  const message = (payload: Json) => serializeEnvelope({ ...envelope, payload });
+  const message = (payload: Json, version = 1) => stringifyJson({ ...envelope, version, payload });
 
   it('does not run the schema on a valid state (issue 17 point 6)', () => {
     const parse = vi.spyOn(tableStateSchema, 'safeParse');
@@ -275,6 +276,23 @@ describe('parseMessage of TableScanned', () => {
         )
           differ.push(text);
       }
+    expect(differ).toEqual([]);
+  }, 60_000);
+
+  it('version 2 (the list packed) too: the same payload or the same error text', () => {
+    const differ: string[] = [];
+    const wire = json(packTableState(corpus()[1]!));
+    for (const value of mutations(wire)) {
+      const text = message(value, 2);
+      const viaSchema = outcome(() => parseEnvelope(parseJsonExact(text)));
+      if (
+        !same(
+          outcome(() => parseMessage(text)),
+          viaSchema,
+        )
+      )
+        differ.push(text);
+    }
     expect(differ).toEqual([]);
   }, 60_000);
 });
