@@ -79,7 +79,10 @@ interface PlannerCode {
   readonly redis: typeof redis;
   readonly close: () => Promise<void>;
   /** This code's parse of a Kafka message value (`@icepack/types`). */
-  readonly parseMessage: (value: Uint8Array) => { payload: unknown };
+  readonly parseMessage: (
+    value: Uint8Array,
+    expected?: readonly ['TableScanned'],
+  ) => { payload: unknown };
   /**
    * The `TableScanned` message of a state as this code's scanner can write it: the newest
    * version the code accepts (version 2, the partition list packed, since ADR 0050).
@@ -244,7 +247,10 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
     const start = process.hrtime.bigint();
     await pool(batch, (s) =>
       planner.handleState(
-        s instanceof Uint8Array ? (code.parseMessage(s).payload as TableState) : s,
+        // With the types the consumer expects, as the runtime's consumer calls it.
+        s instanceof Uint8Array
+          ? (code.parseMessage(s, ['TableScanned']).payload as TableState)
+          : s,
       ),
     );
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;

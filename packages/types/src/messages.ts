@@ -68,7 +68,22 @@ function parseEnvelopeValue(
   expected: readonly MessageType[] | undefined,
   fromJson: boolean,
   text?: string,
-): AnyMessageEnvelope {
+): AnyMessageEnvelope;
+function parseEnvelopeValue(
+  value: unknown,
+  expected: readonly MessageType[] | undefined,
+  fromJson: boolean,
+  text: string | undefined,
+  exactOnly: true,
+): AnyMessageEnvelope | undefined;
+/** `exactOnly`: undefined unless the type's `exact` check vouches for the payload. */
+function parseEnvelopeValue(
+  value: unknown,
+  expected: readonly MessageType[] | undefined,
+  fromJson: boolean,
+  text?: string,
+  exactOnly = false,
+): AnyMessageEnvelope | undefined {
   const base = envelopeBaseSchema.safeParse(value);
   if (!base.success) throw new ValidationError('envelope', zodIssues(base.error));
   const { type, version } = base.data;
@@ -98,6 +113,7 @@ function parseEnvelopeValue(
     if (text !== undefined) wire?.keepText?.(value as object, input as object, text);
     return { ...base.data, type, payload: input } as AnyMessageEnvelope;
   }
+  if (exactOnly) return undefined;
   const payload = spec.payload.safeParse(input);
   if (!payload.success)
     throw new ValidationError(`${type} envelope`, zodIssues(payload.error, ['payload']));
@@ -118,6 +134,14 @@ export function parseMessage(
   expected?: readonly MessageType[],
 ): AnyMessageEnvelope {
   const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
+  if (
+    expected !== undefined &&
+    expected.length > 0 &&
+    expected.every((t) => (MessageTypes[t] as MessageTypeSpec).exact !== undefined)
+  ) {
+    const vouched = parsePlainlyIfExact(text, expected);
+    if (vouched !== undefined) return vouched;
+  }
   let value: unknown;
   let plain: boolean;
   try {
@@ -133,6 +157,25 @@ export function parseMessage(
   }
   // The text may stand for a part of the payload only when it was parsed plainly.
   return parseEnvelopeValue(value, expected, true, plain ? text : undefined);
+}
+
+/**
+ * For types with an `exact` check: a plain `JSON.parse`, without `parseJsonExact`'s scan of
+ * the text for integer literals beyond 2^53 (~0.03 ms of a 13 KB table state, issue 17). A
+ * payload the check vouches for holds none (its numbers are safe integers or a share, the
+ * envelope's version a safe integer), so the exact parse would give the same value. Anything
+ * else — not JSON, a bad envelope, a payload left to the schema — is undefined, and parsed
+ * again exactly, as before (same result, same error text).
+ */
+function parsePlainlyIfExact(
+  text: string,
+  expected: readonly MessageType[],
+): AnyMessageEnvelope | undefined {
+  try {
+    return parseEnvelopeValue(JSON.parse(text), expected, true, text, true);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The Kafka message value for an envelope. */

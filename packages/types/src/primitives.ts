@@ -7,6 +7,8 @@ const DECIMAL_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 /** A decimal integer literal within the signed 64-bit range (what `int64String` accepts). */
 export function isInt64Text(text: string): boolean {
   if (!DECIMAL_INTEGER.test(text)) return false;
+  // 18 characters hold at most 18 digits: below 2^63 (no BigInt for the usual sequence number).
+  if (text.length <= 18) return true;
   const value = BigInt(text);
   return value >= INT64_MIN && value <= INT64_MAX;
 }
