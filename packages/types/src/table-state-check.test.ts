@@ -78,21 +78,16 @@ function corpus(listed = 12): TableState[] {
       currentSnapshotId: null,
       formatVersion: 3,
     }),
-    // A brand-new empty table, no optional field.
-    (() => {
-      const empty = sampleTableState({
-        currentSnapshotId: null,
-        lastSequenceNumber: '0',
-        sizeHistogram: [],
-        refs: [],
-        partitions: [],
-        snapshots: { total: 0, sinceLastRewrite: 0 },
-        newData: { sinceSnapshotId: null, files: 0, records: 0, bytes: 0, share: 0 },
-        formatVersion: 1,
-      });
-      delete empty.lastMaintenance;
-      return empty;
-    })(),
+    // A brand-new empty table, no optional field (`json` leaves out the undefined).
+    {
+      ...sampleTableState({ formatVersion: 1, currentSnapshotId: null, lastSequenceNumber: '0' }),
+      sizeHistogram: [],
+      refs: [],
+      partitions: [],
+      snapshots: { total: 0, sinceLastRewrite: 0 },
+      newData: { sinceSnapshotId: null, files: 0, records: 0, bytes: 0, share: 0 },
+      lastMaintenance: undefined,
+    },
   ];
 }
 
@@ -266,29 +261,11 @@ describe('parseMessage of TableScanned', () => {
     expect(parse).not.toHaveBeenCalled();
   });
 
-  it('gives what the schema gives for every mutation: the same payload or the same error text', () => {
+  /** The messages of `values` whose parse differs from the schema's path, either way asked. */
+  const differing = (values: Iterable<Json>, version: number): string[] => {
     const differ: string[] = [];
-    for (const state of corpus().slice(0, 1))
-      for (const value of mutations(state)) {
-        const text = message(value);
-        const viaSchema = outcome(() => parseEnvelope(parseJsonExact(text), scanned));
-        for (const types of [scanned, undefined])
-          if (
-            !same(
-              outcome(() => parseMessage(text, types)),
-              viaSchema,
-            )
-          )
-            differ.push(text);
-      }
-    expect(differ).toEqual([]);
-  }, 60_000);
-
-  it('version 2 (the list packed) too: the same payload or the same error text', () => {
-    const differ: string[] = [];
-    const wire = json(packTableState(corpus(3)[1]!));
-    for (const value of mutations(wire)) {
-      const text = message(value, 2);
+    for (const value of values) {
+      const text = message(value, version);
       const viaSchema = outcome(() => parseEnvelope(parseJsonExact(text), scanned));
       for (const types of [scanned, undefined])
         if (
@@ -299,7 +276,15 @@ describe('parseMessage of TableScanned', () => {
         )
           differ.push(text);
     }
-    expect(differ).toEqual([]);
+    return differ;
+  };
+
+  it('gives what the schema gives for every mutation: the same payload or the same error text', () => {
+    expect(differing(mutations(corpus()[0]!), 1)).toEqual([]);
+  }, 60_000);
+
+  it('version 2 (the list packed) too: the same payload or the same error text', () => {
+    expect(differing(mutations(json(packTableState(corpus(3)[1]!))), 2)).toEqual([]);
   }, 60_000);
 });
 

@@ -1,5 +1,11 @@
 import { isInt64Text, isoDateTime } from './primitives.ts';
-import { MAX_TABLE_STATE_PARTITIONS, SortDirection, NullOrder, RefType } from './table-state.ts';
+import {
+  fileFiguresSchema,
+  MAX_TABLE_STATE_PARTITIONS,
+  NullOrder,
+  RefType,
+  SortDirection,
+} from './table-state.ts';
 import type { TableState } from './table-state.ts';
 
 /**
@@ -191,23 +197,15 @@ function sortOrder(v: unknown): boolean {
 const danglingDeletes = (v: unknown) =>
   shape(v, { positionDeleteFiles: count, equalityDeleteFiles: count, deletionVectors: count });
 
+// Every file figure is a count, but `danglingDeletes`: required here, for absent the schema
+// fills in its default (a changed value).
+const FILE_FIGURES: Readonly<Record<string, (x: unknown) => boolean>> = {
+  ...Object.fromEntries(Object.keys(fileFiguresSchema.shape).map((key) => [key, count])),
+  danglingDeletes,
+};
+
 function fileFigures(v: unknown): boolean {
-  return shape(v, {
-    dataFiles: count,
-    dataBytes: count,
-    records: count,
-    smallFiles: count,
-    smallFileBytes: count,
-    smallFileThresholdBytes: count,
-    positionDeleteFiles: count,
-    equalityDeleteFiles: count,
-    deletionVectors: count,
-    deleteFileBytes: count,
-    positionDeleteRecords: count,
-    equalityDeleteRecords: count,
-    // Required here: absent, the schema fills in its default (a changed value).
-    danglingDeletes,
-  });
+  return shape(v, FILE_FIGURES);
 }
 
 const sizeBucket = (v: unknown) =>
