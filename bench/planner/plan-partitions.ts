@@ -14,11 +14,11 @@ import { Writable } from 'node:stream';
 import type { RedisOptions } from 'ioredis';
 import { createLogger, createRedisConnection } from '@icepack/runtime';
 import {
-  createEnvelope,
   MAX_TABLE_STATE_PARTITIONS,
   sampleTableId,
-  serializeEnvelope,
   tableKey,
+  type createEnvelope,
+  type serializeEnvelope,
   type PartitionState,
   type TableState,
 } from '@icepack/types';
@@ -79,7 +79,15 @@ interface PlannerCode {
   readonly redis: typeof redis;
   readonly close: () => Promise<void>;
   /** This code's parse of a Kafka message value (`@icepack/types`). */
-  readonly parseMessage: (value: Uint8Array) => { payload: unknown };
+  readonly parseMessage: (
+    value: Uint8Array,
+    expected?: readonly ['TableScanned'],
+  ) => { payload: unknown };
+  /**
+   * The `TableScanned` message of a state as this code's scanner can write it: the newest
+   * version the code accepts (version 2, the partition list packed, since ADR 0050).
+   */
+  readonly message: (state: TableState) => Uint8Array;
 }
 
 async function load(label: string, root: string): Promise<PlannerCode> {
@@ -95,16 +103,27 @@ async function load(label: string, root: string): Promise<PlannerCode> {
       new m.ScriptedTableReads(o),
     () => undefined,
   );
+  const messages = (await import(resolve(root, 'packages/types/src/messages.ts'))) as {
+    parseMessage: PlannerCode['parseMessage'];
+    createEnvelope: typeof createEnvelope;
+    serializeEnvelope: typeof serializeEnvelope;
+  };
+  const { MessageTypes } = (await import(resolve(root, 'packages/types/src/message-types.ts'))) as {
+    MessageTypes: { TableScanned: { accepts: readonly number[] } };
+  };
+  const version = Math.max(...MessageTypes.TableScanned.accepts);
   return {
     label,
     reads,
     redis: own.redis,
     close: () => own.close(),
-    parseMessage: (
-      (await import(resolve(root, 'packages/types/src/messages.ts'))) as {
-        parseMessage: PlannerCode['parseMessage'];
-      }
-    ).parseMessage,
+    parseMessage: messages.parseMessage,
+    message: (state) =>
+      Buffer.from(
+        messages.serializeEnvelope(
+          messages.createEnvelope('TableScanned', tableKey(state.table), state, { version }),
+        ),
+      ),
     Planner: ((await at('planner.ts')) as { Planner: PlannerCode['Planner'] }).Planner,
     TableStateStore: (
       (await at('state-store.ts')) as { TableStateStore: PlannerCode['TableStateStore'] }
@@ -219,21 +238,19 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
   });
   const rows: Row[] = [];
   const round = async (name: string, states: readonly TableState[]) => {
-    // Made before the round, the same bytes for both codes.
+    // Made before the round, by this code's own types: the same bytes for both codes unless
+    // one writes a newer version (ADR 0050: version 2, the partition list packed).
     const batch: readonly (TableState | Uint8Array)[] =
-      input === 'states'
-        ? states
-        : states.map((state) =>
-            Buffer.from(
-              serializeEnvelope(createEnvelope('TableScanned', tableKey(state.table), state)),
-            ),
-          );
+      input === 'states' ? states : states.map((state) => code.message(state));
     const redisBefore = await redisCpu();
     const cpuBefore = process.cpuUsage();
     const start = process.hrtime.bigint();
     await pool(batch, (s) =>
       planner.handleState(
-        s instanceof Uint8Array ? (code.parseMessage(s).payload as TableState) : s,
+        // With the types the consumer expects, as the runtime's consumer calls it.
+        s instanceof Uint8Array
+          ? (code.parseMessage(s, ['TableScanned']).payload as TableState)
+          : s,
       ),
     );
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;

@@ -38,6 +38,8 @@ export interface EnvelopeOptions {
   readonly id?: string;
   /** Default: now. */
   readonly occurredAt?: Date;
+  /** The version to write, one the type accepts (`createEnvelope`). Default: the type's `version`. */
+  readonly version?: number;
 }
 
 /** Wraps an (already valid) payload; `createMessage` also validates it against the registry. */

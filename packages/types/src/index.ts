@@ -58,6 +58,12 @@ export {
   type MessagePayload,
 } from './message-types.ts';
 export {
+  packPartitions,
+  packedPartitionsText,
+  unpackPartitions,
+  type PackedPartitions,
+} from './packed-partitions.ts';
+export {
   createEnvelope,
   parseEnvelope,
   parseEnvelopeOf,

@@ -4,8 +4,11 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const DECIMAL_INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 
-function isInt64Text(text: string): boolean {
+/** A decimal integer literal within the signed 64-bit range (what `int64String` accepts). */
+export function isInt64Text(text: string): boolean {
   if (!DECIMAL_INTEGER.test(text)) return false;
+  // 18 characters hold at most 18 digits: below 2^63 (no BigInt for the usual sequence number).
+  if (text.length <= 18) return true;
   const value = BigInt(text);
   return value >= INT64_MIN && value <= INT64_MAX;
 }

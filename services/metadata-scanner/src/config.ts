@@ -50,6 +50,14 @@ export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ICEPACK_SCANNER_CATALOG_TIMEOUT: duration().default(30_000),
   /** Longest wait before a failed catalog is tried again (backoff doubles up to it). */
   ICEPACK_SCANNER_CATALOG_MAX_BACKOFF: duration().default(60_000),
+  /**
+   * The `TableScanned` version written: 1, or 2 (the partition list packed, about half the
+   * bytes; the planner stores it as sent, ADR 0050). Write 2 once every planner accepts it.
+   */
+  ICEPACK_SCANNER_TABLE_STATE_VERSION: z.coerce
+    .number()
+    .pipe(z.union([z.literal(1), z.literal(2)], { error: 'expected 1 or 2' }))
+    .default(1),
   /** How often consumer lag is measured for the metric; `0` turns it off. */
   ICEPACK_SCANNER_LAG_INTERVAL: duration().default(30_000),
 });

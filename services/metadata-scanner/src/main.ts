@@ -142,6 +142,7 @@ runService(
       }),
       producer,
       tableStateTopic: topics.tableState,
+      tableStateVersion: config.ICEPACK_SCANNER_TABLE_STATE_VERSION,
       metrics,
       tracer: telemetry.tracer,
       onCatalogFailure,

@@ -2,8 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger } from '@icepack/runtime';
 import {
+  createEnvelope,
+  MessageType,
+  parseMessage,
   queueNameForCatalog,
   sampleTableId,
+  serializeEnvelope,
+  tableKey,
   type TableId,
   type TableState,
   type Task,
@@ -361,6 +366,46 @@ describe('Planner on real Redis', () => {
     await states.delete(key);
     expect(await states.head(key)).toBeUndefined();
     expect(await redis.hlen(`test:${catalog}:states:heads`)).toBe(0);
+  });
+
+  it('plans a state sent as TableScanned version 2 as version 1, and stores the packed list it was sent (ADR 0050)', async () => {
+    const one = setup();
+    const two = setup();
+    const s = (t: TableId) => ({
+      ...partitionedTableState([
+        dayPartition('2026-01-09', 1),
+        { ...dayPartition('2026-01-08', 2), deleteFiles: 1, deleteFileBytes: 5 },
+      ]),
+      table: t,
+    });
+    const parsed = (state: TableState, version: number, edit = (t: string) => t) =>
+      parseMessage(
+        edit(
+          serializeEnvelope(
+            createEnvelope(MessageType.TableScanned, tableKey(state.table), state, { version }),
+          ),
+        ),
+      ).payload as TableState;
+    const a = s(one.table());
+    const b = s(two.table());
+    // A number the scanner would write otherwise: kept as sent shows the bytes were stored.
+    const v2 = parsed(b, 2, (text) => {
+      const edited = text.replace(/,5,"/, ',5e0,"');
+      expect(edited).not.toBe(text);
+      return edited;
+    });
+    const outcomeOne = await one.planner.handleState(parsed(a, 1));
+    const outcomeTwo = await two.planner.handleState(v2);
+    expect(outcomeTwo).toEqual(outcomeOne);
+    expect(outcomeTwo.actions.length).toBeGreaterThan(0);
+    const stored = async (x: typeof one, t: TableState) =>
+      (await redis.hget(`test:${x.catalog}:states`, tableKey(t.table)))!;
+    const rawOne = await stored(one, a);
+    const rawTwo = await stored(two, b);
+    expect(rawTwo).toContain(',5e0,"');
+    expect(rawTwo.replace(',5e0,"', ',5,"').replaceAll(two.catalog, one.catalog)).toBe(rawOne);
+    expect(await two.states.get(tableKey(b.table))).toEqual(b);
+    expect(await two.states.getValidated(tableKey(b.table))).toEqual(b);
   });
 
   it('a sort replaces a waiting merge (superseded event)', async () => {

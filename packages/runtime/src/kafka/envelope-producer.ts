@@ -83,14 +83,16 @@ export class EnvelopeProducer {
   /**
    * Validates `payload` against the registry entry of `type`, wraps it in an envelope and
    * sends it keyed by `key`. Resolves with the envelope once the brokers acknowledged it.
+   * `version`: one the type accepts (default the type's own), e.g. `TableScanned` 2.
    */
   async publish<T extends MessageType>(
     topic: string,
     type: T,
     key: string,
     payload: z.input<(typeof MessageTypes)[T]['payload']>,
+    options: { readonly version?: number } = {},
   ): Promise<Envelope<T, MessagePayload<T>>> {
-    const envelope = createEnvelope(type, key, payload);
+    const envelope = createEnvelope(type, key, payload, options);
     await this.#send(topic, key, serializeEnvelope(envelope), {
       [Attr.icepackMessageType]: type,
       [Attr.messagingMessageId]: envelope.id,

@@ -38,6 +38,11 @@ export interface TableScannerOptions {
   readonly cache: ManifestCache;
   readonly producer: EnvelopeProducer;
   readonly tableStateTopic: string;
+  /**
+   * The `TableScanned` version written: 1 (default), or 2 with the partition list packed,
+   * once every planner accepts it (ADR 0050).
+   */
+  readonly tableStateVersion?: number;
   readonly metrics: ScannerMetrics;
   readonly tracer: Tracer;
   /** Called when a catalog fails, so something probes it after its backoff. */
@@ -158,7 +163,13 @@ export class TableScanner {
         { cause: error },
       );
     }
-    await this.#o.producer.publish(this.#o.tableStateTopic, 'TableScanned', tableKey(table), state);
+    await this.#o.producer.publish(
+      this.#o.tableStateTopic,
+      'TableScanned',
+      tableKey(table),
+      state,
+      this.#o.tableStateVersion === undefined ? {} : { version: this.#o.tableStateVersion },
+    );
     await this.#o.states.put(table, {
       metadataLocation: loaded.metadataLocation,
       ...(loaded.etag === undefined ? {} : { etag: loaded.etag }),

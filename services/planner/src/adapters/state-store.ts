@@ -1,4 +1,12 @@
-import { tableKey, tableStateSchema, type PartitionState, type TableState } from '@icepack/types';
+import {
+  packedPartitionsText,
+  packPartitions,
+  tableKey,
+  tableStateSchema,
+  unpackPartitions,
+  type PackedPartitions,
+  type TableState,
+} from '@icepack/types';
 import type { Redis } from 'ioredis';
 import { RedisScript } from '@icepack/runtime';
 
@@ -29,66 +37,6 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[4])
 return 1
 `);
-
-/**
- * A state's partition list as stored: the keys once, a row of values per partition (a key a
- * partition lacks is null in its row). For 100 partitions ~10 KB instead of ~25 KB, written
- * with every state the planner acts on (issue 17 point 6, ADR 0034). A row's `partition` stays
- * an object: its keys are the spec's field names, which differ between specs.
- */
-export interface PackedPartitions {
-  readonly keys: readonly string[];
-  readonly rows: readonly (readonly unknown[])[];
-}
-
-/**
- * {@link PackedPartitions} of the list, or undefined when a partition has a null value at its
- * top level: a row could not tell it from an absent key (no field is nullable today).
- */
-export function packPartitions(
-  partitions: readonly PartitionState[],
-): PackedPartitions | undefined {
-  const keys: string[] = [];
-  const column = new Map<string, number>();
-  const rows: unknown[][] = [];
-  for (const p of partitions) {
-    const row: unknown[] = [];
-    // (for…in, not Object.entries: no array of pairs per partition; the objects are plain.)
-    let next = 0;
-    for (const key in p) {
-      const value = (p as unknown as Record<string, unknown>)[key];
-      if (value === undefined) continue;
-      if (value === null) return undefined;
-      // Nearly always the key that follows the previous one in `keys` (the scanner writes every
-      // partition's keys in one order): no lookup, and the row grows by a push (issue 17).
-      let at = keys[next] === key ? next : column.get(key);
-      if (at === undefined) {
-        at = keys.length;
-        column.set(key, at);
-        keys.push(key);
-      }
-      while (row.length < at) row.push(null);
-      if (at === row.length) row.push(value);
-      else row[at] = value;
-      next = at + 1;
-    }
-    rows.push(row);
-  }
-  // A row made before a later partition added a key is short: JSON has no holes, pad it.
-  for (const row of rows) while (row.length < keys.length) row.push(null);
-  return { keys, rows };
-}
-
-/** The partition list {@link packPartitions} packed. */
-export function unpackPartitions(packed: PackedPartitions): PartitionState[] {
-  return packed.rows.map((row) => {
-    const p: Record<string, unknown> = {};
-    packed.keys.forEach((key, i) => {
-      if (row[i] !== null && row[i] !== undefined) p[key] = row[i];
-    });
-    return p as unknown as PartitionState;
-  });
-}
 
 /** A stored state's JSON as a state: packed partitions unpacked, an older entry as it is. */
 export function fromStored(raw: string): unknown {
@@ -160,11 +108,16 @@ export class TableStateStore {
     // The head (JSON leaves out a key whose value is undefined), and the whole state as the
     // head plus the partitions: the head is serialised and sent once.
     const head = JSON.stringify({ ...state, partitions: undefined });
-    const packed = packPartitions(state.partitions);
+    // A state from a version 2 message: its list as the message carried it, already packed
+    // and serialised (ADR 0050).
+    const sent = packedPartitionsText(state);
+    const packed = sent === undefined ? packPartitions(state.partitions) : undefined;
     const rest =
-      packed === undefined
-        ? `,"partitions":${JSON.stringify(state.partitions)}}`
-        : `,"packedPartitions":${JSON.stringify(packed)}}`;
+      sent !== undefined
+        ? `,"packedPartitions":${sent}}`
+        : packed === undefined
+          ? `,"partitions":${JSON.stringify(state.partitions)}}`
+          : `,"packedPartitions":${JSON.stringify(packed)}}`;
     await PUT_STATE.run(
       this.#redis,
       [this.#statesKey, this.#headsKey, this.#catalogsKey],
