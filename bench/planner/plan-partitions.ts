@@ -5,7 +5,7 @@
 // Besides states/s, each round records CPU per state — this process's and Redis's (INFO cpu) —
 // which a shared, loaded machine distorts far less than wall time.
 // Run (with Redis up: bash deploy/local/infra.sh up redis):
-//   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes] [states|messages]
+//   node bench/planner/plan-partitions.ts <old checkout root> [tables] [partitions] [in-flight] [passes] [states|messages] [warm-up passes]
 // e.g. node bench/planner/plan-partitions.ts /work/main 1000 1000 16 3
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -44,6 +44,13 @@ const passes = Number(process.argv[6] ?? 3);
 const input = process.argv[7] ?? 'states';
 if (input !== 'states' && input !== 'messages')
   throw new Error(`input must be states or messages, not ${input}`);
+// Unmeasured passes of each code first (default 1): a replica runs for days, so what it costs
+// per state is the warmed-up code's. Without one, the first pass also pays for V8 compiling
+// the code (the first code's first round 25–55 % above its second pass's, 9 runs on
+// 2026-12-04); 0 measures as the result files before planner-plan-partitions-warm-2026-12-04.md.
+const warmUp = Number(process.argv[8] ?? 1);
+if (!Number.isInteger(warmUp) || warmUp < 0)
+  throw new Error(`warm-up passes must be a whole number ≥ 0, not ${process.argv[8]}`);
 const redisUrl = `redis://127.0.0.1:${process.env.ICEPACK_REDIS_PORT ?? '16379'}`;
 const logger = createLogger({
   service: 'bench',
@@ -283,6 +290,7 @@ async function run(code: PlannerCode, pass: number): Promise<Row[]> {
 
 const codes = [await load(`old (${oldRoot})`, oldRoot), await load(`new (${newRoot})`, newRoot)];
 await Promise.all(codes.map((c) => c.redis.ping()));
+for (let pass = 1; pass <= warmUp; pass++) for (const code of codes) await run(code, 0);
 const rows: Row[] = [];
 for (let pass = 1; pass <= passes; pass++) {
   // Alternate which goes first, so neither always runs on a warmer process.
@@ -301,8 +309,8 @@ const summary = codes.flatMap((c) =>
 );
 console.log(`# Planner with partition-level input: old vs new, alternating (one replica, real Redis)
 
-Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitions} ${inFlight} ${passes} ${input}\`
-(${tables} tables of ${partitions} partitions; each state lists the ${Math.min(partitions, MAX_TABLE_STATE_PARTITIONS)} that need work most, plus totals; ${inFlight} states in flight.)
+Command: \`node bench/planner/plan-partitions.ts ${oldRoot} ${tables} ${partitions} ${inFlight} ${passes} ${input} ${warmUp}\`
+(${warmUp} unmeasured warm-up pass${warmUp === 1 ? '' : 'es'} of each code first; ${tables} tables of ${partitions} partitions; each state lists the ${Math.min(partitions, MAX_TABLE_STATE_PARTITIONS)} that need work most, plus totals; ${inFlight} states in flight.)
 Target: ≥ 2,000 states/s per replica.
 
 Median over ${passes} passes (CPU ms per state: this process / Redis; the last column is the
