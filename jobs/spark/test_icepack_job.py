@@ -1543,15 +1543,9 @@ class _JavaIterable:
         return _It()
 
 
-class _Manifest:
-    def __init__(self, added, existing):
-        self._added, self._existing = added, existing
-
-    def hasAddedFiles(self):
-        return self._added
-
-    def hasExistingFiles(self):
-        return self._existing
+def _Manifest(added, existing):
+    """A delete manifest of the manifest list: whether it holds added or existing files."""
+    return mock.Mock(**{"hasAddedFiles.return_value": added, "hasExistingFiles.return_value": existing})
 
 
 class _Snapshot:
