@@ -1519,3 +1519,149 @@ class PrefixListingTest(unittest.TestCase):
         self.assertTrue(job.lists_prefixes(_JavaObject(subclass)))
         plain = _JavaClass("com.example.PlainFileIO", interfaces=[_JavaClass("org.apache.iceberg.io.FileIO")])
         self.assertFalse(job.lists_prefixes(_JavaObject(plain)))
+
+
+class _JavaIterable:
+    """A Java Iterable as Py4J hands it over: `iterator()` with `hasNext`/`next`."""
+
+    def __init__(self, items):
+        self._items = list(items)
+
+    def iterator(self):
+        items = iter(self._items)
+        pending = [next(items, None)]
+
+        class _It:
+            def hasNext(self):
+                return pending[0] is not None
+
+            def next(self):
+                value = pending[0]
+                pending[0] = next(items, None)
+                return value
+
+        return _It()
+
+
+def _Manifest(added, existing):
+    """A delete manifest of the manifest list: whether it holds added or existing files."""
+    return mock.Mock(**{"hasAddedFiles.return_value": added, "hasExistingFiles.return_value": existing})
+
+
+class _Snapshot:
+    def __init__(self, delete_manifests):
+        self._deletes = delete_manifests
+
+    def deleteManifests(self, io):
+        return _JavaIterable(self._deletes)
+
+
+class _DanglingTable:
+    def __init__(self, snapshot):
+        self._snapshot = snapshot
+
+    def currentSnapshot(self):
+        return self._snapshot
+
+    def io(self):
+        return None
+
+
+class _DanglingSession:
+    """Just what remove_dangling_deletes calls on a v2 table before the position-delete rewrite."""
+
+    def __init__(self):
+        jvm = mock.MagicMock()
+        jvm.org.apache.iceberg.TableUtil.formatVersion.return_value = 2
+        jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size.return_value = 0
+        self.sparkContext = mock.MagicMock(_jvm=jvm)
+
+
+class DanglingScanTest(unittest.TestCase):
+    NO_REWRITE = {"rewritePositionDeletes": False}
+
+    def test_a_table_without_live_delete_files_has_none(self):
+        self.assertFalse(job.has_live_delete_files(_DanglingTable(None)))
+        self.assertFalse(job.has_live_delete_files(_DanglingTable(_Snapshot([]))))
+        # A delete manifest whose files were all removed holds none live.
+        self.assertFalse(job.has_live_delete_files(_DanglingTable(_Snapshot([_Manifest(False, False)]))))
+        self.assertTrue(job.has_live_delete_files(_DanglingTable(_Snapshot([_Manifest(False, False), _Manifest(False, True)]))))
+        self.assertTrue(job.has_live_delete_files(_DanglingTable(_Snapshot([_Manifest(True, False)]))))
+
+    def test_the_metadata_tables_are_scanned_only_when_a_delete_file_is_left(self):
+        actions = mock.MagicMock()
+        with mock.patch.object(job, "dangling_position_delete_files", return_value=0) as scan:
+            out = job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([])), self.NO_REWRITE, None, None
+            )
+            scan.assert_not_called()
+            # The result is the one a scan finding nothing gives.
+            self.assertEqual(out, {"removeDanglingDeleteFiles": {"removedDeleteFiles": 0, "danglingPositionDeleteFilesFound": 0}})
+            actions.rewritePositionDeletes.assert_not_called()
+            job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(True, False)])), self.NO_REWRITE, None, None
+            )
+            scan.assert_called_once()
+
+    def test_a_found_dangling_file_still_rewrites_all_position_deletes(self):
+        actions = mock.MagicMock()
+        params = {**MERGE["parameters"], "rewritePositionDeletes": False}
+        with mock.patch.object(job, "dangling_position_delete_files", return_value=3):
+            out = job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(False, True)])), params, None, None
+            )
+        self.assertEqual(out["removeDanglingDeleteFiles"]["danglingPositionDeleteFilesFound"], 3)
+        action = actions.rewritePositionDeletes.return_value
+        self.assertIn(mock.call("rewrite-all", "true"), [c for c in _option_calls(action)])
+
+
+def _option_calls(action):
+    """Every `.option(key, value)` call down a fluent chain of MagicMock builders."""
+    calls, current = [], action
+    for _ in range(20):
+        if not current.option.call_args_list:
+            break
+        calls.extend(current.option.call_args_list)
+        current = current.option.return_value
+    return calls
+
+
+class SnapshotCountTest(unittest.TestCase):
+    def test_counts_a_sized_list_with_one_call_and_any_iterable_by_walking(self):
+        sized = mock.MagicMock()
+        sized.snapshots.return_value = [1, 2, 3]
+        self.assertEqual(job.snapshot_count(sized), 3)
+        walked = mock.MagicMock()
+        walked.snapshots.return_value = iter([1, 2])
+        self.assertEqual(job.snapshot_count(walked), 2)
+
+
+class TaskFiguresTest(unittest.TestCase):
+    CLEANUP = {
+        "id": "cleanup/prod/sales/orders",
+        "type": "cleanup",
+        "table": {"catalog": "prod", "namespace": ["sales"], "name": "orders"},
+        "state": {"tableUuid": "6f9f3b4e-2d7c-4d7e-9b1a-0c8e5f1a2b3c"},
+        "parameters": {"olderThan": "2026-12-01T00:00:00Z", "retainLast": 1},
+    }
+
+    def test_before_figures_are_read_from_the_metadata_just_loaded_and_after_figures_refreshed(self):
+        table = mock.MagicMock()
+        table.uuid.return_value = self.CLEANUP["state"]["tableUuid"]
+        table.properties.return_value = {}
+        table.snapshots.return_value = [1, 2]
+        table.currentSnapshot.return_value = None
+        reads = []
+        table.refresh.side_effect = lambda: reads.append("refresh")
+        table.currentSnapshot.side_effect = lambda: reads.append("figures")
+        args = mock.MagicMock(catalog_name="prod")
+        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
+            job, "is_metadata_table", return_value=False
+        ), mock.patch.object(job, "run_expire", return_value={"expireSnapshots": {}}), mock.patch.object(
+            job, "run_cpu_seconds", return_value=None
+        ), mock.patch.object(job, "run_memory", return_value=None):
+            payload = job.run_in_session(mock.MagicMock(), args, self.CLEANUP, 0.0)
+        self.assertTrue(payload["ok"])
+        # One catalog load for the guard and the before figures, one refresh for the after.
+        self.assertEqual(reads[:3], ["figures", "refresh", "figures"])
+        self.assertEqual(reads.count("refresh"), 1)
