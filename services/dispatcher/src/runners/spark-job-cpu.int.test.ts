@@ -20,13 +20,16 @@ afterAll(async () => {
 });
 
 const PROBE = `
-import argparse, json, os, sys
+import argparse, json, os, sys, time
 sys.path.insert(0, ${JSON.stringify(jobsDir)})
 import icepack_job as job
 
 # The job's own session, without a catalog.
 spark = job.build_session(argparse.Namespace(catalog_name="probe", catalog_uri=None, warehouse=None), "probe")
 spark.range(0, 20_000_000, numPartitions=2).selectExpr("sum(id * id % 7)").collect()
+# Tasks that outlast two of the executor's 1 s metric polls (EXECUTOR_METRICS_POLLING): a task
+# that ends between two polls carries no heap peak, and the sum's tasks can be that short.
+spark.sparkContext.parallelize(range(2), 2).map(lambda x: time.sleep(2.5) or x).collect()
 driver = job.process_cpu_seconds([os.getppid(), os.getpid()])
 total = job.run_cpu_seconds(spark)
 context = spark.sparkContext
