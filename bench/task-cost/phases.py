@@ -42,18 +42,18 @@ def load_job(job_dir: str):
 class Clock:
     """Wall and CPU (driver JVM + this Python) by phase, for the task being run."""
 
-    def __init__(self, pids: list[int]) -> None:
+    def __init__(self, job, pids: list[int]) -> None:
+        self.job = job
         self.pids = pids
         self.phases: dict[str, list[float]] = {}
         self.stack: list[str] = []
 
     def cpu(self) -> float:
-        ticks = 0
-        for pid in self.pids:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-        return ticks / os.sysconf("SC_CLK_TCK")
+        # The job's own /proc reading (utime + stime), the figure its result reports.
+        seconds = self.job.process_cpu_seconds(self.pids)
+        if seconds is None:
+            raise RuntimeError(f"/proc cannot tell the CPU of {self.pids}")
+        return seconds
 
     def wrap(self, module, name: str, phase) -> None:
         original = getattr(module, name)
@@ -184,7 +184,7 @@ def main() -> None:
     job = load_job(args.job_dir)
     spark = session(args.catalog, args.catalog_uri)
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-    clock = Clock([jvm_pid, os.getpid()])
+    clock = Clock(job, [jvm_pid, os.getpid()])
     instrument(job, clock)
     ns = "tc" + uuid.uuid4().hex[:8]
     spark.sql(f"CREATE NAMESPACE `{args.catalog}`.`{ns}`")
