@@ -410,7 +410,7 @@ describe.each(variants.map((variant, i) => ({ ...variant, index: i })))(
         expect(kube.driverPods().sort()).toEqual(apps.map((app) => `${app.name}-driver`).sort());
       });
 
-    it('lets a task wait for quota (delayed, not failed) and then run', () => {
+    it('lets a task wait for quota (put back, not failed) and then run', () => {
       const waited = Object.values(tasks).filter((t) =>
         events
           .of(t.id)

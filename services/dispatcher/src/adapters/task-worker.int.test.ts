@@ -13,6 +13,7 @@ import {
   type SizingSample,
   type Task,
 } from '@icepack/types';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -442,6 +443,37 @@ describe('TaskWorker', () => {
     expect(waits).toEqual(Array<string>(7).fill('quota'));
     assertEventLifecycle(sunk.events);
     expect(runner.calls).toHaveLength(1);
+  });
+
+  it('runs the best waiting task first once the quota has room: a wait for quota keeps the task’s place', async () => {
+    const catalog = `worker-best-first-${Math.random().toString(36).slice(2, 8)}`;
+    let full = true;
+    const quota: QuotaGate = {
+      ...roomyQuota,
+      room: () => Promise.resolve(full ? { cpuMillicores: 1, memoryBytes: 1 } : {}),
+    };
+    const runner = new ScriptedRunner([succeeds, succeeds, succeeds]);
+    const { worker, queue, sink } = setup(catalog, runner, { quota, quotaWaitMs: 2_000 });
+    const sunk = sink as InMemoryDispatchSink;
+    const tableTask = (name: string): Task =>
+      sampleMergeTask({ table: sampleTableId({ catalog, namespace: ['db'], name }) });
+    const [low, mid, best] = [tableTask('low'), tableTask('mid'), tableTask('best')];
+    const toldWaiting = (task: Task) => () => statusesOf(sunk, task).includes('updated');
+    await worker.start();
+    // Two tasks wait while the catalog is full; a better one comes while they do.
+    await enqueue(queue, low, 30);
+    await enqueue(queue, mid, 20);
+    await until('low and mid wait', () => toldWaiting(low)() && toldWaiting(mid)());
+    // Well inside their wait: the better task's own wait ends well after theirs.
+    await sleep(700);
+    await enqueue(queue, best, 10);
+    await until('best waits', toldWaiting(best));
+    full = false;
+    await until('all ran', () => sunk.events.filter((e) => e.status === 'succeeded').length === 3);
+
+    const started = sunk.events.filter((e) => e.status === 'started').map((e) => e.taskId);
+    expect(started).toEqual([best.id, mid.id, low.id]);
+    assertEventLifecycle(sunk.events);
   });
 
   it('reports a run that ended before its dispatcher died, and does not run it again', async () => {

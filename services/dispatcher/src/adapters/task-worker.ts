@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Attr, injectTraceparent, inSpan, type Logger } from '@icepack/runtime';
 import {
@@ -270,6 +270,11 @@ interface CostBasis {
   readonly idleMs?: number;
 }
 
+/** The error by which a processing puts its task back to wait (BullMQ moves the job). */
+function waitsAgain(error: unknown): boolean {
+  return error instanceof DelayedError || error instanceof RateLimitError;
+}
+
 function coresOf(size: JobSize): number {
   return size.driver.cores + size.executor.cores * size.executor.instances;
 }
@@ -414,7 +419,7 @@ export class TaskWorker {
         parent: typeof data.traceparent === 'string' ? { traceparent: data.traceparent } : {},
         attributes: { [Attr.icepackTaskId]: String(job.id), [Attr.icepackQueue]: this.queueName },
         // Waiting for quota or a retry backoff is not a failed dispatch.
-        expected: (error) => error instanceof DelayedError,
+        expected: (error) => waitsAgain(error),
       },
       () => this.#process(job, token),
     );
@@ -528,7 +533,7 @@ export class TaskWorker {
         try {
           end = await this.#launchAndFollow(run, progress);
         } catch (error) {
-          if (error instanceof DelayedError) throw error; // waiting for quota
+          if (waitsAgain(error)) throw error; // waiting for quota or a large-task slot
           errors += 1;
           // Nothing was launched: the task only waits again.
           if (!progress.started)
@@ -654,9 +659,16 @@ export class TaskWorker {
   }
 
   /**
-   * The task waits (delayed, not failed) and is tried again after `quotaWaitMs`; its worker
-   * slot takes the next. Only a wait's start is told (`updated` with the reason, ADR 0041):
-   * the re-checks that find it still waiting are logged at debug and counted (`onWait`).
+   * The task waits (not failed) and is tried again after `quotaWaitMs`. Only a wait's start is
+   * told (`updated` with the reason, ADR 0041): the re-checks that find it still waiting are
+   * logged at debug and counted (`onWait`).
+   *
+   * A wait for quota keeps the task's place (ADR 0053): it goes back to the queue where it
+   * was (ahead of its priority) and this worker takes nothing of the catalog's queue until
+   * `quotaWaitMs` has passed — the catalog is full, so nothing else would fit either, and a
+   * task delayed instead would come back behind tasks planned after it. A wait for a
+   * large-task slot is delayed instead: its worker slot takes the next, small tasks pass it
+   * (ADR 0029).
    */
   async #waitAgain(run: Run, progress: Progress, kind: WaitKind, reason: string): Promise<never> {
     const news = waitIsNews(progress.waitTold, run.attempt, kind);
@@ -669,6 +681,12 @@ export class TaskWorker {
       [Field.quotaWait]: String(run.attempt),
       [Field.waitTold]: waitMark(run.attempt, kind),
     });
+    if (kind === WaitKind.quota) {
+      // The key BullMQ reads back when it returns the job to the queue; with no limiter
+      // configured, only workers that meet a full quota wait on it.
+      await this.#queue.rateLimit(this.#o.quotaWaitMs);
+      throw new RateLimitError();
+    }
     await run.job.moveToDelayed(Date.now() + this.#o.quotaWaitMs, run.token);
     throw new DelayedError();
   }
@@ -688,7 +706,7 @@ export class TaskWorker {
 
   /**
    * Launches the attempt's run — or finds it launched — after the quota check, and follows it
-   * to its end. Throws `DelayedError` when the task must wait for quota. Sets
+   * to its end. Throws (`RateLimitError` or `DelayedError`) when the task must wait for quota or a slot. Sets
    * `progress.started` once the attempt is recorded as started, `progress.claimed` while it
    * holds a quota claim (released by the caller once the run's end is known).
    */
