@@ -157,14 +157,15 @@ function rewriteNeeds(policy: Policy): string {
 export interface RewriteThresholds {
   /** The policy the rewrite is planned and run under (only `minInputFiles` may differ). */
   readonly policy: Policy;
-  /** Why `minInputFiles` is lower than the policy's; null when it is the policy's. */
-  readonly lowered: string | null;
   /**
    * Only partitions whose last sequence number is above this one (the last rewrite's) are
    * rewritten; null: no such restriction.
    */
   readonly changedAfter: string | null;
-  /** What differs from the policy, for the decisions' reasons (the two above, in words). */
+  /**
+   * What differs from the policy, for the decisions' reasons, in words: why `minInputFiles`
+   * is lower than the policy's, and the `changedAfter` restriction.
+   */
   readonly notes: readonly string[];
 }
 
@@ -173,7 +174,7 @@ export function rewriteThresholds(
   policy: Policy,
   commitsAlone: boolean,
 ): RewriteThresholds {
-  if (!commitsAlone) return { policy, lowered: null, changedAfter: null, notes: [] };
+  if (!commitsAlone) return { policy, changedAfter: null, notes: [] };
   // An unpartitioned table is one file group: nothing to restrict.
   const partitioned = state.partitionSpec.fields.some((f) => f.transform !== 'void');
   const since = state.newData.sinceSequenceNumber;
@@ -191,14 +192,12 @@ export function rewriteThresholds(
           `only partitions written since the last rewrite (sequence number ${changedAfter}): ` +
             `only the commit count fired`,
         ];
-  if (policy.minInputFiles <= FEWEST_INPUT_FILES)
-    return { policy, lowered: null, changedAfter, notes: scoped };
+  if (policy.minInputFiles <= FEWEST_INPUT_FILES) return { policy, changedAfter, notes: scoped };
   const lowered =
     `min-input-files ${FEWEST_INPUT_FILES} instead of ${policy.minInputFiles}: only the commit ` +
     `count fired, and Iceberg rewrites a partition's small files only from min-input-files of them`;
   return {
     policy: { ...policy, minInputFiles: FEWEST_INPUT_FILES },
-    lowered,
     changedAfter,
     notes: [lowered, ...scoped],
   };
