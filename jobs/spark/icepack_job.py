@@ -1,7 +1,8 @@
 """Icepack's Spark maintenance job: one task in, Iceberg maintenance out, one JSON line out.
 
     spark-submit icepack_job.py --task task.json --catalog-name prod --catalog-uri http://… \
-        [--warehouse …] [--max-concurrent-file-group-rewrites N] [--result-file out.json]
+        [--warehouse …] [--max-concurrent-file-group-rewrites N] [--driver-expiry-max-files N]
+        [--result-file out.json]
 
 The task is the BullMQ job data (`packages/types` `Task`): `--task FILE`, `--task -` (stdin)
 or `--task-json TEXT`. Catalog secrets come only from the environment (ICEPACK_CATALOG_TOKEN,
@@ -854,11 +855,73 @@ def dangling_position_delete_files(spark, table) -> int:
     return named.join(live, "referenced", "left_anti").count()
 
 
-def run_expire(spark, table, allowed: dict[str, Any]) -> dict[str, Any]:
-    """Expires with the retention `guard_table` allowed (never the task's alone)."""
+# Expiry (task type `cleanup`; docs/decisions/0051-driver-side-expiry-for-small-tables.md). A
+# table under the bound expires with Iceberg core's RemoveSnapshots in the driver (no Spark
+# job: 0.04 CPU-s where the Spark action takes 1.8, bench/results/task-cost-warm-2026-12-04.md);
+# at or above it with Spark's ExpireSnapshotsSparkAction, which reads the manifests and deletes
+# the files on the executors. Both expire the same snapshots: the action itself commits the
+# expiry through RemoveSnapshots with the same cutoff and count.
+
+#: Live files (data + delete files of the current snapshot, the before figures) under which a
+#: cleanup expires in the driver. The driver then reads the expired snapshots' manifests and
+#: deletes what they alone held: at 10,000 live files a handful of manifests (Iceberg packs
+#: thousands of entries into one). `--driver-expiry-max-files` overrides it.
+DRIVER_EXPIRY_MAX_FILES = 10_000
+EXPIRY_KINDS = (
+    "deletedDataFiles",
+    "deletedPositionDeleteFiles",
+    "deletedEqualityDeleteFiles",
+    "deletedManifests",
+    "deletedManifestLists",
+    "deletedStatisticsFiles",
+)
+
+
+def expires_in_driver(before: Mapping[str, Any], max_files: int) -> bool:
+    """Whether a cleanup expires with Iceberg core in the driver: the table's live files (its
+    before figures: data + delete files of the current snapshot) are under `max_files`."""
+    return before["dataFiles"] + before["deleteFiles"] < max_files
+
+
+def classify_deleted(
+    deleted: list[str],
+    manifest_lists: set[str],
+    statistics_files: set[str],
+    manifests: set[str],
+    delete_files: Mapping[str, str],
+) -> dict[str, int]:
+    """The deleted paths counted by kind, as the Spark action reports them. `manifest_lists`,
+    `statistics_files` and `manifests`: those of the snapshots before the expiry; `delete_files`:
+    path → `POSITION_DELETES`/`EQUALITY_DELETES` of every delete file live in an expired
+    snapshot. Every other path is a data file: a content file the expiry deletes was live in a
+    snapshot it expired, so a delete file among them is in `delete_files`."""
+    counts = dict.fromkeys(EXPIRY_KINDS, 0)
+    for path in set(deleted):
+        if path in manifest_lists:
+            counts["deletedManifestLists"] += 1
+        elif path in statistics_files:
+            counts["deletedStatisticsFiles"] += 1
+        elif path in manifests:
+            counts["deletedManifests"] += 1
+        elif delete_files.get(path) == "EQUALITY_DELETES":
+            counts["deletedEqualityDeleteFiles"] += 1
+        elif path in delete_files:
+            counts["deletedPositionDeleteFiles"] += 1
+        else:
+            counts["deletedDataFiles"] += 1
+    return counts
+
+
+def run_expire(spark, table, allowed: dict[str, Any], in_driver: bool = False) -> dict[str, Any]:
+    """Expires with the retention `guard_table` allowed (never the task's alone): in the driver
+    (`expires_in_driver`) or with Spark's action. Snapshots that a branch or tag references are
+    kept by Iceberg whatever the cutoff, on both paths (the action commits through RemoveSnapshots)."""
+    if in_driver:
+        counts = expire_in_driver(spark, table, allowed)
+        if counts is not None:
+            return {"expireSnapshots": {**counts, "ranIn": "driver"}}
     jvm = spark.sparkContext._jvm
     actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
-    # Snapshots that a branch or tag references are kept by Iceberg whatever the cutoff.
     result = (
         actions.expireSnapshots(table)
         .expireOlderThan(allowed["olderThanMs"])
@@ -873,8 +936,113 @@ def run_expire(spark, table, allowed: dict[str, Any]) -> dict[str, Any]:
             "deletedManifests": result.deletedManifestsCount(),
             "deletedManifestLists": result.deletedManifestListsCount(),
             "deletedStatisticsFiles": result.deletedStatisticsFilesCount(),
+            "ranIn": "spark",
         }
     }
+
+
+def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | None:
+    """Iceberg core's RemoveSnapshots with the same cutoff and count as the action. Its deletes
+    are collected (a JVM `Stream.Builder` is the `Consumer<String>`: no Python callback), then
+    done through the table's FileIO (in bulk where it can) and counted by kind."""
+    jvm = spark.sparkContext._jvm
+    snapshots = {str(s.snapshotId()): s for s in table.snapshots()}
+    manifest_lists = {str(s.manifestListLocation()) for s in snapshots.values() if s.manifestListLocation()}
+    statistics_files = {str(f.path()) for f in table.statisticsFiles()} | {
+        str(f.path()) for f in table.partitionStatisticsFiles()
+    }
+    collector = jvm.java.util.stream.Stream.builder()
+    expire = reachable_cleanup(spark, table.expireSnapshots())
+    if expire is None:
+        return None  # the Spark action then: it cleans by reachability
+    expire.expireOlderThan(allowed["olderThanMs"]).retainLast(allowed["retainLast"]).deleteWith(collector).commit()
+    paths = collector.build().collect(jvm.java.util.stream.Collectors.toList())
+    deleted = [str(path) for path in paths]
+    if not deleted:
+        return dict.fromkeys(EXPIRY_KINDS, 0)
+    # Read before the deletes: the expired snapshots' manifest lists are among them.
+    left = {str(s.snapshotId()) for s in table.snapshots()}
+    expired = [s for snapshot_id, s in snapshots.items() if snapshot_id not in left]
+    manifests, delete_files = expired_manifests(jvm, table, expired, set(deleted) - manifest_lists - statistics_files)
+    gone = deleted_now(spark, table.io(), paths, deleted)
+    return classify_deleted(gone, manifest_lists, statistics_files, manifests, delete_files)
+
+
+def reachable_cleanup(spark, expire):
+    """RemoveSnapshots set to clean up by reachability, as the Spark action does: whatever no
+    retained snapshot reaches is deleted. Its default on a table with one ref, the incremental
+    cleanup, keeps the files a retained snapshot deleted (a rewrite's inputs, while the rewrite
+    is the snapshot kept) until that snapshot is expired too. The switch is package-private in
+    Iceberg 1.10 (`withIncrementalCleanup`): reached by reflection; None when it is not there."""
+    from py4j.protocol import Py4JJavaError
+
+    gateway = spark.sparkContext._gateway
+    jvm = spark.sparkContext._jvm
+    try:
+        types = gateway.new_array(jvm.java.lang.Class, 1)
+        types[0] = jvm.java.lang.Boolean.TYPE
+        method = expire.getClass().getDeclaredMethod("withIncrementalCleanup", types)
+        method.setAccessible(True)
+        values = gateway.new_array(jvm.java.lang.Object, 1)
+        values[0] = False
+        method.invoke(expire, values)
+    except Py4JJavaError as error:
+        print(f"icepack_job: Iceberg's reachable cleanup cannot be chosen: {error.java_exception}", file=sys.stderr)
+        return None
+    return expire
+
+
+def expired_manifests(jvm, table, expired: list, candidates: set[str]) -> tuple[set[str], dict[str, str]]:
+    """The manifests of the expired snapshots, and each delete file live in one of their delete
+    manifests with its content. Delete manifests are read only when a deleted path is left that
+    is not a manifest: a content file."""
+    io = table.io()
+    manifests: dict[str, Any] = {}
+    for snapshot in expired:
+        for manifest in snapshot.allManifests(io):
+            manifests.setdefault(str(manifest.path()), manifest)
+    delete_files: dict[str, str] = {}
+    if not candidates - set(manifests):
+        return set(manifests), delete_files
+    specs = table.specs()
+    for manifest in manifests.values():
+        if str(manifest.content().name()) != "DELETES":
+            continue
+        reader = jvm.org.apache.iceberg.ManifestFiles.readDeleteManifest(manifest, io, specs)
+        try:
+            for delete_file in reader.iterator():
+                delete_files[str(delete_file.location())] = str(delete_file.content().name())
+        finally:
+            reader.close()
+    return set(manifests), delete_files
+
+
+def deleted_now(spark, io, paths, deleted: list[str]) -> list[str]:
+    """Deletes `paths` (a Java list; `deleted` the same as Python strings) through the table's
+    FileIO: in one bulk call where the FileIO supports it, else one by one. A failed delete is
+    logged and not counted, as Iceberg does (the expiry is committed; the file is an orphan)."""
+    from py4j.java_gateway import is_instance_of
+    from py4j.protocol import Py4JJavaError
+
+    gateway = spark.sparkContext._gateway
+    if is_instance_of(gateway, io, "org.apache.iceberg.io.SupportsBulkOperations"):
+        try:
+            io.deleteFiles(paths)
+            return deleted
+        except Py4JJavaError as error:
+            # Which of them failed is not said: each is tried again on its own.
+            print(
+                f"icepack_job: bulk delete after expiry failed, deleting one by one: {error.java_exception}",
+                file=sys.stderr,
+            )
+    gone = []
+    for path in deleted:
+        try:
+            io.deleteFile(path)
+            gone.append(path)
+        except Py4JJavaError as error:
+            print(f"icepack_job: cannot delete {path} after expiry: {error.java_exception}", file=sys.stderr)
+    return gone
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1994,7 +2162,9 @@ def run_in_session(
     # From the metadata the guard just checked: the table was loaded a moment ago.
     before = table_figures(table, refresh=False)
     if task["type"] == "cleanup":
-        outcome = run_expire(spark, table, allowed)
+        max_files = getattr(args, "driver_expiry_max_files", None)
+        in_driver = expires_in_driver(before, DRIVER_EXPIRY_MAX_FILES if max_files is None else max_files)
+        outcome = run_expire(spark, table, allowed, in_driver)
         # What was applied: the task's retention or the table's, whichever keeps more.
         outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
         outcome["expireSnapshots"]["retainLast"] = allowed["retainLast"]
@@ -2505,6 +2675,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--catalog-uri", help="REST catalog URI; omit when spark conf configures the catalog")
     parser.add_argument("--warehouse")
     parser.add_argument("--max-concurrent-file-group-rewrites", type=int)
+    parser.add_argument(
+        "--driver-expiry-max-files",
+        type=int,
+        help=f"cleanup: expire in the driver under this many live files (default {DRIVER_EXPIRY_MAX_FILES}; 0: never)",
+    )
     parser.add_argument("--result-file", help="also write the result line here (atomically)")
     parser.add_argument("--result-dir", help="batch: each task's result in <dir>/<hash of task id>.json")
     parser.add_argument(

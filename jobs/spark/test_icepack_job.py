@@ -1654,7 +1654,7 @@ class TaskFiguresTest(unittest.TestCase):
         reads = []
         table.refresh.side_effect = lambda: reads.append("refresh")
         table.currentSnapshot.side_effect = lambda: reads.append("figures")
-        args = mock.MagicMock(catalog_name="prod")
+        args = mock.MagicMock(catalog_name="prod", driver_expiry_max_files=None)
         with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
             job, "is_metadata_table", return_value=False
         ), mock.patch.object(job, "run_expire", return_value={"expireSnapshots": {}}), mock.patch.object(
@@ -1665,3 +1665,132 @@ class TaskFiguresTest(unittest.TestCase):
         # One catalog load for the guard and the before figures, one refresh for the after.
         self.assertEqual(reads[:3], ["figures", "refresh", "figures"])
         self.assertEqual(reads.count("refresh"), 1)
+
+
+class ExpiryPathTest(unittest.TestCase):
+    """A cleanup expires in the driver under the live-file bound, with Spark's action at or over
+    it (docs/decisions/0051-driver-side-expiry-for-small-tables.md)."""
+
+    CLEANUP = TaskFiguresTest.CLEANUP
+
+    def test_the_bound_counts_data_and_delete_files(self):
+        self.assertTrue(job.expires_in_driver({"dataFiles": 5, "deleteFiles": 4}, 10))
+        self.assertFalse(job.expires_in_driver({"dataFiles": 6, "deleteFiles": 4}, 10))
+        self.assertFalse(job.expires_in_driver({"dataFiles": 0, "deleteFiles": 0}, 0))
+
+    def _path_of(self, data_files: int, args) -> bool:
+        table = mock.MagicMock()
+        table.uuid.return_value = self.CLEANUP["state"]["tableUuid"]
+        table.properties.return_value = {}
+        figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
+        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
+            job, "is_metadata_table", return_value=False
+        ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
+            job, "run_expire", return_value={"expireSnapshots": {}}
+        ) as expire, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
+            job, "run_cpu_seconds", return_value=None
+        ), mock.patch.object(job, "run_memory", return_value=None):
+            job.run_in_session(mock.MagicMock(), args, self.CLEANUP, 0.0)
+        (_, _, allowed, in_driver), _ = expire.call_args
+        # The guard's retention either way, never the task's alone.
+        self.assertEqual(set(allowed), {"olderThanMs", "retainLast"})
+        return in_driver
+
+    def test_a_small_table_expires_in_the_driver_and_a_large_one_with_spark(self):
+        defaults = job.parse_args(["--task-json", "{}"])
+        self.assertIsNone(defaults.driver_expiry_max_files)
+        self.assertTrue(self._path_of(job.DRIVER_EXPIRY_MAX_FILES - 2, defaults))
+        self.assertFalse(self._path_of(job.DRIVER_EXPIRY_MAX_FILES - 1, defaults))
+        # A caller without the option (the bench's own Namespace) gets the default.
+        self.assertTrue(self._path_of(12, mock.Mock(spec=["catalog_name"], catalog_name="prod")))
+        never = job.parse_args(["--task-json", "{}", "--driver-expiry-max-files", "0"])
+        self.assertFalse(self._path_of(0, never))
+
+    def test_deleted_paths_are_counted_by_kind(self):
+        counts = job.classify_deleted(
+            ["snap-1.avro", "snap-1.avro", "m1.avro", "stats.puffin"]
+            + ["pos.parquet", "eq.parquet", "data.parquet", "dv.puffin"],
+            manifest_lists={"snap-1.avro", "snap-2.avro"},
+            statistics_files={"stats.puffin"},
+            manifests={"m1.avro", "m2.avro"},
+            delete_files={
+                "pos.parquet": "POSITION_DELETES",
+                "eq.parquet": "EQUALITY_DELETES",
+                "dv.puffin": "POSITION_DELETES",
+            },
+        )
+        self.assertEqual(
+            counts,
+            {
+                "deletedDataFiles": 1,
+                "deletedPositionDeleteFiles": 2,
+                "deletedEqualityDeleteFiles": 1,
+                "deletedManifests": 1,
+                "deletedManifestLists": 1,
+                "deletedStatisticsFiles": 1,
+            },
+        )
+
+    def test_the_driver_result_has_the_actions_keys_and_says_where_it_ran(self):
+        counts = dict.fromkeys(job.EXPIRY_KINDS, 2)
+        allowed = {"olderThanMs": 5, "retainLast": 3}
+        spark = mock.MagicMock()
+        with mock.patch.object(job, "expire_in_driver", return_value=counts) as driver:
+            out = job.run_expire(spark, "table", allowed, in_driver=True)
+        driver.assert_called_once_with(spark, "table", allowed)
+        self.assertEqual(out, {"expireSnapshots": {**counts, "ranIn": "driver"}})
+        spark.sparkContext._jvm.org.apache.iceberg.spark.actions.SparkActions.get.assert_not_called()
+
+    def test_without_iceberg_reachable_cleanup_the_spark_action_runs(self):
+        spark = mock.MagicMock()
+        action = spark.sparkContext._jvm.org.apache.iceberg.spark.actions.SparkActions.get.return_value
+        expire = action.expireSnapshots.return_value
+        result = expire.expireOlderThan.return_value.retainLast.return_value.execute.return_value
+        result.deletedDataFilesCount.return_value = 7
+        with mock.patch.object(job, "expire_in_driver", return_value=None):
+            out = job.run_expire(spark, "table", {"olderThanMs": 5, "retainLast": 3}, in_driver=True)
+        expire.expireOlderThan.assert_called_once_with(5)
+        expire.expireOlderThan.return_value.retainLast.assert_called_once_with(3)
+        self.assertEqual(out["expireSnapshots"]["deletedDataFiles"], 7)
+        self.assertEqual(out["expireSnapshots"]["ranIn"], "spark")
+        self.assertEqual(set(out["expireSnapshots"]) - {"ranIn"}, set(job.EXPIRY_KINDS))
+
+
+class DeletedNowTest(unittest.TestCase):
+    """The driver's deletes after an expiry: bulk where the FileIO can; a failure is not counted."""
+
+    class JavaError(Exception):
+        java_exception = "boom"
+
+    def _py4j(self, bulk: bool):
+        gateway = mock.MagicMock(is_instance_of=mock.Mock(return_value=bulk))
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        modules = {"py4j": mock.MagicMock(), "py4j.java_gateway": gateway, "py4j.protocol": protocol}
+        return mock.patch.dict(sys.modules, modules)
+
+    def test_bulk_delete_counts_every_path(self):
+        fileio = mock.MagicMock()
+        with self._py4j(bulk=True):
+            gone = job.deleted_now(mock.MagicMock(), fileio, "java-list", ["a", "b"])
+        fileio.deleteFiles.assert_called_once_with("java-list")
+        fileio.deleteFile.assert_not_called()
+        self.assertEqual(gone, ["a", "b"])
+
+    def test_a_failed_bulk_delete_is_retried_one_by_one_and_failures_not_counted(self):
+        fileio = mock.MagicMock()
+        fileio.deleteFiles.side_effect = self.JavaError()
+        fileio.deleteFile.side_effect = lambda path: (_ for _ in ()).throw(self.JavaError()) if path == "b" else None
+        err = io.StringIO()
+        with self._py4j(bulk=True), redirect_stderr(err):
+            gone = job.deleted_now(mock.MagicMock(), fileio, "java-list", ["a", "b", "c"])
+        self.assertEqual(gone, ["a", "c"])
+        self.assertIn("cannot delete b", err.getvalue())
+
+    def test_a_fileio_without_bulk_deletes_one_by_one(self):
+        fileio = mock.MagicMock()
+        with self._py4j(bulk=False):
+            gone = job.deleted_now(mock.MagicMock(), fileio, "java-list", ["a", "b"])
+        fileio.deleteFiles.assert_not_called()
+        self.assertEqual([c.args[0] for c in fileio.deleteFile.call_args_list], ["a", "b"])
+        self.assertEqual(gone, ["a", "b"])
+

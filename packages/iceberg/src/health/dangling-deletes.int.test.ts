@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TableId, TableState } from '@icepack/types';
 import { infraEnv, pythonOfVersion, sparkSql } from '@icepack/test';
@@ -14,6 +16,9 @@ import { computeTableState } from './compute-table-state.ts';
 // Issue 16, findings 2 and 3, on the same tables (no extra table session): the job refuses a
 // table recreated under the task's name, and a forged zero retention expires nothing the
 // table's own `history.expire.max-snapshot-age-ms` keeps.
+// ADR 0051, on two more tables built alike in the same session: a cleanup of a table under the
+// job's live-file bound expires in the driver (Iceberg core), and deletes and counts exactly
+// what Spark's action does on the other table, held over the bound.
 
 const infra = infraEnv();
 const sparkCatalog = 'h3dangling';
@@ -64,7 +69,7 @@ async function sparkHome(): Promise<string> {
  * `python` runs the driver (PYSPARK_PYTHON/PYSPARK_DRIVER_PYTHON); PySpark itself comes from
  * SPARK_HOME's pyspark.zip, which spark-submit puts on its path.
  */
-async function runJob(task: object, python: string): Promise<JobExit> {
+async function runJob(task: object, python: string, extra: string[] = []): Promise<JobExit> {
   const home = await sparkHome();
   const args = [
     '--master',
@@ -82,6 +87,7 @@ async function runJob(task: object, python: string): Promise<JobExit> {
     sparkCatalog,
     '--catalog-uri',
     infra.catalogUri,
+    ...extra,
   ];
   return new Promise((resolve) => {
     execFile(
@@ -153,6 +159,39 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const tableUrl = (name: string) =>
   `${infra.catalogUri}/v1/namespaces/${encodeURIComponent(namespace)}/tables/${encodeURIComponent(name)}`;
 
+/** Built alike; the first expires under the job's bound, the second is held over it. */
+const EXPIRY_TWINS = ['expiry_driver', 'expiry_spark'] as const;
+
+/** Every file under a table's location on the local warehouse. */
+async function filesOf(name: string): Promise<Set<string>> {
+  const outcome = await catalog.loadTable({ ...table, name });
+  if (outcome.status !== 'loaded') throw new Error(`expected ${name} loaded`);
+  const location = outcome.table.metadata.location;
+  if (!location.startsWith('file:'))
+    throw new Error(`${location}: the test reads a local warehouse`);
+  const root = fileURLToPath(
+    location.startsWith('file://') ? location : `file://${location.slice(5)}`,
+  );
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return new Set(
+    entries
+      .filter((e) => e.isFile() && !e.name.startsWith('.'))
+      .map((e) => join(e.parentPath, e.name)),
+  );
+}
+
+type Metadata = Extract<
+  Awaited<ReturnType<RestCatalog['loadTable']>>,
+  { status: 'loaded' }
+>['table']['metadata'];
+
+interface ExpiryRun {
+  readonly before: Metadata;
+  readonly after: Metadata;
+  readonly gone: readonly string[];
+  readonly result: Record<string, unknown>;
+}
+
 let afterPlainRewrite: TableState;
 
 beforeAll(async () => {
@@ -178,6 +217,22 @@ beforeAll(async () => {
       `CREATE TABLE ${expectedName} USING iceberg AS SELECT * FROM ${sqlName}`,
       `CALL ${sparkCatalog}.system.rewrite_data_files(table => '${namespace}.customers',
        options => map('rewrite-all', 'true'))`,
+      // ADR 0051's twins: deletes and updates, then an overwrite of every row with itself,
+      // after which no data or delete file of the older snapshots is live.
+      ...EXPIRY_TWINS.flatMap((name) => {
+        const twin = `${sparkCatalog}.${namespace}.${name}`;
+        return [
+          `CREATE TABLE ${twin} (id BIGINT, region STRING, v STRING) USING iceberg
+           PARTITIONED BY (region)
+           TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read',
+                          'write.update.mode'='merge-on-read', 'history.expire.max-snapshot-age-ms'='1')`,
+          `INSERT INTO ${twin} VALUES ${rows(1, 10, 'eu')}, ${rows(101, 10, 'us')}`,
+          `INSERT INTO ${twin} VALUES ${rows(11, 10, 'eu')}, ${rows(111, 10, 'us')}`,
+          `DELETE FROM ${twin} WHERE id % 7 = 0`,
+          `UPDATE ${twin} SET v = 'updated' WHERE id % 5 = 0`,
+          `INSERT OVERWRITE ${twin} SELECT * FROM ${twin}`,
+        ];
+      }),
     ],
     SLOW,
   );
@@ -191,6 +246,9 @@ afterAll(async () => {
     [
       `DROP TABLE IF EXISTS ${sqlName} PURGE`,
       `DROP TABLE IF EXISTS ${expectedName} PURGE`,
+      ...EXPIRY_TWINS.map(
+        (name) => `DROP TABLE IF EXISTS ${sparkCatalog}.${namespace}.${name} PURGE`,
+      ),
       `DROP NAMESPACE IF EXISTS ${sparkCatalog}.${namespace}`,
     ],
     SLOW,
@@ -242,6 +300,76 @@ describe('dangling delete files on a real merge-on-read table', () => {
     },
     3 * SPARK_TIMEOUT_MS,
   ); // spark-submit and the row check: two Spark sessions on two shared cores
+});
+
+describe('a small table expires in the driver, as Spark’s action would (ADR 0051)', () => {
+  it(
+    'the same snapshots left, the same files deleted and counted, the same rows',
+    async () => {
+      const runs: ExpiryRun[] = [];
+      for (const [name, extra] of [
+        ['expiry_driver', []],
+        ['expiry_spark', ['--driver-expiry-max-files', '0']],
+      ] as const) {
+        const outcome = await catalog.loadTable({ ...table, name });
+        if (outcome.status !== 'loaded') throw new Error(`expected ${name} loaded`);
+        const before = outcome.table.metadata;
+        const filesBefore = await filesOf(name);
+        const exit = await runJob(forgedCleanup(name, before.tableUuid), infra.python, [...extra]);
+        expect(exit.code, exit.stderr).toBe(0);
+        const after = await catalog.loadTable({ ...table, name });
+        if (after.status !== 'loaded') throw new Error(`expected ${name} loaded`);
+        const filesAfter = await filesOf(name);
+        const gone = [...filesBefore].filter((f) => !filesAfter.has(f));
+        runs.push({ before, after: after.table.metadata, gone, result: exit.result });
+      }
+      const [driver, spark] = runs;
+      expect(driver!.result.expireSnapshots).toMatchObject({ ranIn: 'driver' });
+      expect(spark!.result.expireSnapshots).toMatchObject({ ranIn: 'spark' });
+      const kinds = [
+        'deletedDataFiles',
+        'deletedPositionDeleteFiles',
+        'deletedEqualityDeleteFiles',
+        'deletedManifests',
+        'deletedManifestLists',
+        'deletedStatisticsFiles',
+      ];
+      const counts = (run: ExpiryRun): Record<string, number> =>
+        Object.fromEntries(
+          kinds.map((k) => [k, Number((run.result.expireSnapshots as Record<string, unknown>)[k])]),
+        );
+      // Every kind the twins hold is deleted: old data files, delete files, manifests, lists.
+      expect(counts(driver!)).toEqual(counts(spark!));
+      for (const k of [
+        'deletedDataFiles',
+        'deletedPositionDeleteFiles',
+        'deletedManifests',
+        'deletedManifestLists',
+      ]) {
+        expect(counts(driver!)[k], k).toBeGreaterThan(0);
+      }
+      for (const run of runs) {
+        // The files reported are the files gone from the warehouse, no more …
+        const reported = Object.values(counts(run)).reduce((a, b) => a + b, 0);
+        expect(run.gone.length).toBe(reported);
+        // … and only the current snapshot is left: the same one, the same rows.
+        expect(run.after.snapshots.map((s) => s.snapshotId)).toEqual([
+          run.before.currentSnapshotId,
+        ]);
+        expect(run.after.currentSnapshotId).toBe(run.before.currentSnapshotId);
+      }
+      expect(driver!.before.snapshots.length).toBe(spark!.before.snapshots.length);
+      await sparkSql(
+        infra,
+        sparkCatalog,
+        EXPIRY_TWINS.map((name) =>
+          sameRowsSql(`${sparkCatalog}.${namespace}.${name}`, expectedName),
+        ),
+        SLOW,
+      );
+    },
+    4 * SPARK_TIMEOUT_MS,
+  ); // two spark-submits and the row check
 });
 
 describe('the job trusts the table it loads, not the task (issue 16)', () => {
