@@ -704,9 +704,6 @@ class TracingTest(unittest.TestCase):
         self.assertEqual(json.loads(lines[0])["error"]["message"], "task.parameters.targetFileSizeBytes is required")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 def batch_args(result_dir: str, catalog_name: str | None = None):
     return job.parse_args(["--tasks", "-", "--result-dir", result_dir, *(["--catalog-name", catalog_name] if catalog_name else [])])
@@ -1794,3 +1791,6 @@ class DeletedNowTest(unittest.TestCase):
         self.assertEqual([c.args[0] for c in fileio.deleteFile.call_args_list], ["a", "b"])
         self.assertEqual(gone, ["a", "b"])
 
+
+if __name__ == "__main__":
+    unittest.main()
