@@ -53,8 +53,6 @@ const logger = runtime.createLogger({
 // For INFO, the input messages and topic admin: this checkout's runtime.
 const connection = runtime.createRedisConnection(redisUrl, { role: 'client', logger });
 const admin = new runtime.KafkaClient({ brokers, clientId: 'bench-replica-admin', logger });
-const inputProducer = new runtime.EnvelopeProducer(admin);
-await inputProducer.connect();
 
 /** The part of each checkout's code the replica is made of. */
 interface ReplicaCode {
@@ -211,6 +209,10 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
   let done: (() => void) | undefined;
   const consumers: { stop(): Promise<void> }[] = [];
   const topics = [eventsTopic, dlqTopic];
+  // Writes the rounds' input; its own, disconnected before the topics are deleted (a producer
+  // that knows a topic refreshes its metadata, and the broker creates the topic again).
+  const inputProducer = new runtime.EnvelopeProducer(admin);
+  await inputProducer.connect();
   const round = async (name: string, batch: readonly TableState[]) => {
     // Each round on a topic and in a group of its own, every message written before the
     // replica starts reading: the round times the replica alone (from its first handling).
@@ -293,6 +295,7 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
     console.error(`${new Date().toISOString()} ${code.label} pass ${pass}: cleaning up`);
     for (const c of consumers) await c.stop();
     await producer.disconnect();
+    await inputProducer.disconnect();
     await runtime.deleteTopics(admin, topics);
     const a = admin.kafka.admin();
     await a.connect();
@@ -363,6 +366,5 @@ ${machine()}
 redis: ${(await connection.redis.info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?'} on 127.0.0.1 (same machine)
 kafka: one local broker on 127.0.0.1 (same machine)
 \`\`\``);
-await inputProducer.disconnect();
 await admin.close();
 await connection.close();
