@@ -47,6 +47,11 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_DLQ_TOPIC: z.string().min(1).default(Topics.dlq),
   /** Partitions of the table-state topic handled at once (order per table is kept). */
   ICEPACK_PLANNER_CONCURRENCY: step(3),
+  /**
+   * Table states of one partition handled at once, of different tables (a table's states one
+   * after another, in order; ADR 0052): up to CONCURRENCY × this in flight per replica.
+   */
+  ICEPACK_PLANNER_STATES_IN_FLIGHT: step(8),
   ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
   /** Time between aging passes (cluster-wide; one replica does each). */
   ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),

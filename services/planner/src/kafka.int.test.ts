@@ -102,7 +102,9 @@ afterAll(async () => {
   await deleteTopics(kafka, [stateTopic, eventsTopic, dlqTopic]);
   const admin = kafka.kafka.admin();
   await admin.connect();
-  await admin.deleteGroups([groupId, `${groupId}-events`]).catch(() => undefined);
+  await admin
+    .deleteGroups([groupId, `${groupId}-events`, `${groupId}-batched`])
+    .catch(() => undefined);
   await admin.disconnect();
   await kafka.close();
   await queue.queue(catalog).obliterate({ force: true });
@@ -277,6 +279,60 @@ describe('Kafka → planner → queue: partition-scoped plans', () => {
     await producer.tombstone(stateTopic, key);
     await waitFor('the tasks to go', async () =>
       (await queue.waiting(catalog)).some((w) => w.task.table.name === 'events') ? undefined : true,
+    );
+  });
+});
+
+describe('Kafka → planner → task events', () => {
+  it("sends a state's events in one produce request, in order", async () => {
+    const table = sampleTableId({ catalog, name: 'batched' });
+    const key = tableKey(table);
+    // Two partition groups of at most 2 GiB: two merge tasks created, two planned events.
+    const state = partitionedTableState([
+      dayPartition('2026-01-09', 1),
+      dayPartition('2026-01-08', 2),
+      dayPartition('2026-01-07', 3),
+    ]);
+    await producer.sendRaw(
+      stateTopic,
+      key,
+      serializeEnvelope(
+        createEnvelope('TableScanned', key, {
+          ...state,
+          table,
+          properties: { 'icepack.max-bytes-per-task': '2GiB' },
+          scannedAt: PARTITIONS_NOW.toISOString(),
+        }),
+      ),
+    );
+    const seen: { taskId: string; firstOffset: string }[] = [];
+    const reader = kafka.kafka.consumer({ groupId: `${groupId}-batched` });
+    await reader.connect();
+    await reader.subscribe({ topic: eventsTopic, fromBeginning: true });
+    await reader.run({
+      eachMessage: ({ message }) => {
+        if (message.key?.toString() === key) {
+          const event = parseMessage(message.value ?? '', ['TaskPlanned']).payload as TaskEvent;
+          // The record batch a message came in: one per partition of a produce request.
+          const { firstOffset } = (message as unknown as { batchContext: { firstOffset: string } })
+            .batchContext;
+          seen.push({ taskId: event.taskId, firstOffset });
+        }
+        return Promise.resolve();
+      },
+    });
+    await waitFor('both planned events', () =>
+      Promise.resolve(seen.length >= 2 ? true : undefined),
+    );
+    await reader.disconnect();
+    expect(seen.map((e) => e.taskId)).toEqual([`merge/${key}`, `merge/${key}#2`]);
+    // One record batch: both went in one request (each awaited alone, they went in two).
+    expect(new Set(seen.map((e) => e.firstOffset)).size).toBe(1);
+    await producer.tombstone(stateTopic, key);
+    await waitFor('the tasks to go', async () =>
+      (await queue.waiting(catalog)).some((w) => w.task.table.name === 'batched')
+        ? undefined
+        : true,
     );
   });
 });

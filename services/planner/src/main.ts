@@ -152,6 +152,7 @@ runService(
       dlqTopic: config.ICEPACK_PLANNER_DLQ_TOPIC,
       tracer: telemetry.tracer,
       partitionsConsumedConcurrently: config.ICEPACK_PLANNER_CONCURRENCY,
+      messagesInFlight: config.ICEPACK_PLANNER_STATES_IN_FLIGHT,
       ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());

@@ -371,6 +371,140 @@ describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
     expect(rest).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19]);
   });
 
+  describe('with messagesInFlight (ADR 0052)', () => {
+    /** Publishes `names` (key `cat/db/<first letter>`) on the topic's one partition, in order. */
+    const publishAll = async (producer: EnvelopeProducer, topic: string, names: string[]) => {
+      for (const name of names)
+        await producer.publish(topic, 'ScanTable', `cat/db/${name[0]!}`, scan(name));
+    };
+
+    it('handles other keys past a message in flight, a key in order, and commits nothing past it', async () => {
+      const { client, topic, groupId, producer, consumer } = await setup();
+      const log: string[] = [];
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((ok) => (release = ok));
+      // All written first: the consumer fetches them in one batch (in-flight handling is
+      // within a fetched batch).
+      await publishAll(producer, topic, ['a0', 'a1', 'b0', 'c0', 'b1']);
+      await consumer({
+        messagesInFlight: 4,
+        commitIntervalMs: 0,
+        handlers: {
+          ScanTable: async (envelope) => {
+            const name = envelope.payload.table.name;
+            log.push(`start ${name}`);
+            if (name === 'a0') await gate;
+            log.push(`end ${name}`);
+          },
+        },
+      }).start();
+      cleanup.push(() => Promise.resolve(release()));
+      // a0 is in its handler; the other keys' messages behind it are handled meanwhile.
+      await waitFor('b0, c0 and b1', () =>
+        ['b0', 'c0', 'b1'].every((n) => log.includes(`end ${n}`)),
+      );
+      expect(log).not.toContain('start a1'); // a's next waits for a0
+      expect(log.indexOf('start b1')).toBeGreaterThan(log.indexOf('end b0'));
+      // Offset 0 is not handled: nothing after it is committed.
+      expect(await committedOffset(client, groupId, topic)).toBe('-1');
+      release();
+      await waitFor('a1', () => log.includes('end a1'));
+      expect(log.indexOf('start a1')).toBeGreaterThan(log.indexOf('end a0'));
+      await waitFor(
+        'the commit',
+        async () => (await committedOffset(client, groupId, topic)) === '5',
+      );
+    });
+
+    it('after a failure, fetches again from the first unhandled message and handles only what was not', async () => {
+      const { client, topic, groupId, producer, consumer } = await setup();
+      const handled: string[] = [];
+      const attempts: number[] = [];
+      await publishAll(producer, topic, ['a0', 'b0', 'c0', 'a1', 'd0']);
+      await consumer({
+        messagesInFlight: 4,
+        retry: { initialMs: 50, maxMs: 200 },
+        handlers: {
+          ScanTable: async (envelope, ctx) => {
+            const name = envelope.payload.table.name;
+            if (name === 'a0') {
+              attempts.push(ctx.attempt);
+              if (ctx.attempt === 1) {
+                // Fails once the messages after it, of other keys, are handled.
+                await waitFor('b0 and c0', () => handled.includes('b0') && handled.includes('c0'));
+                throw new Error('redis unavailable');
+              }
+            }
+            handled.push(name);
+          },
+        },
+      }).start();
+      await waitFor(
+        'the commit',
+        async () => (await committedOffset(client, groupId, topic)) === '5',
+      );
+      expect(attempts).toEqual([1, 2]);
+      // Each handled once; a1 only after a0 succeeded.
+      expect([...handled].sort()).toEqual(['a0', 'a1', 'b0', 'c0', 'd0']);
+      expect(handled.indexOf('a1')).toBeGreaterThan(handled.indexOf('a0'));
+    });
+
+    it('dead-letters a bad message without holding up the ones after it', async () => {
+      const { client, topic, dlqTopic, groupId, producer, consumer } = await setup();
+      const handled: string[] = [];
+      await producer.sendRaw(topic, 'cat/db/a', '{"type": "ScanTable", oops');
+      await publishAll(producer, topic, ['a1', 'b0']);
+      await consumer({
+        messagesInFlight: 4,
+        handlers: { ScanTable: (envelope) => void handled.push(envelope.payload.table.name) },
+      }).start();
+      await waitFor(
+        'the commit',
+        async () => (await committedOffset(client, groupId, topic)) === '3',
+      );
+      expect(handled.sort()).toEqual(['a1', 'b0']);
+      expect((await readDlq(client, dlqTopic, groupId, 1)).map((r) => r.key)).toEqual(['cat/db/a']);
+    });
+
+    it('on stop(), commits only up to the first unhandled message; the next member gets the rest', async () => {
+      const { client, topic, groupId, producer, consumer } = await setup();
+      const first: string[] = [];
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((ok) => (release = ok));
+      let waiting = false;
+      const a = consumer({
+        messagesInFlight: 4,
+        commitIntervalMs: 600_000,
+        handlers: {
+          ScanTable: async (envelope) => {
+            const name = envelope.payload.table.name;
+            if (name === 'a0') {
+              waiting = true;
+              await gate;
+            }
+            first.push(name);
+          },
+        },
+      });
+      await publishAll(producer, topic, ['a0', 'b0', 'c0', 'a1']);
+      await a.start();
+      cleanup.push(() => Promise.resolve(release()));
+      await waitFor('b0 and c0 past a0', () => waiting && first.length === 2);
+      const stopped = a.stop();
+      release();
+      await stopped;
+      // a1 waited for a0 and did not start once the consumer was stopping.
+      expect(first.sort()).toEqual(['a0', 'b0', 'c0']);
+      expect(await committedOffset(client, groupId, topic)).toBe('3');
+      const second: string[] = [];
+      await consumer({
+        handlers: { ScanTable: (envelope) => void second.push(envelope.payload.table.name) },
+      }).start();
+      await waitFor('the rest', () => second.length === 1);
+      expect(second).toEqual(['a1']);
+    });
+  });
+
   it('passes tombstones to onTombstone and creates compacted topics', async () => {
     const { client, topic, producer, consumer } = await setup();
     const compacted = `${topic}.state`;

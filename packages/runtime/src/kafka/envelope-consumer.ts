@@ -60,6 +60,15 @@ export interface EnvelopeConsumerOptions {
   /** Partitions handled at the same time (order is kept within each). Default 1. */
   readonly partitionsConsumedConcurrently?: number;
   /**
+   * Messages of one partition handled at the same time, of different keys: a key's messages
+   * are handled one after another, in offset order (ADR 0052). An offset is committed only
+   * once every message before it is handled; a handler failure stops new messages from
+   * starting, lets those in flight finish, and after the backoff the partition is fetched
+   * again from the first unhandled message — the ones after it that were handled meanwhile
+   * are not handled again by this process. Default 1 (one message at a time).
+   */
+  readonly messagesInFlight?: number;
+  /**
    * How often handled offsets are committed while a batch is worked through; 0 commits after
    * every message. They are also committed at the end of each fetched batch, before a
    * partition pauses for a retry, and on `stop()`. A crash redelivers what was handled since
@@ -122,6 +131,12 @@ export class EnvelopeConsumer {
   readonly #dlqTopic: string;
   readonly #expected: MessageType[];
   readonly #attempts = new Map<string, number>();
+  /**
+   * Per `topic/partition`: offsets past the first unhandled message that were handled (with
+   * `messagesInFlight` > 1), skipped when that partition is fetched again. Cleared when the
+   * group rebalances: whoever owns the partition next gets them again (at least once).
+   */
+  readonly #handledAhead = new Map<string, Set<string>>();
   readonly #resumeTimers = new Set<NodeJS.Timeout>();
   readonly #stopping = new AbortController();
   #consumer: Consumer | undefined;
@@ -205,6 +220,7 @@ export class EnvelopeConsumer {
     this.#starts++;
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.#attempts.clear();
+      this.#handledAhead.clear();
       this.#client.setUnhealthy(component, null);
       this.#logger.info({ assignment: event.payload.memberAssignment }, 'joined consumer group');
     });
@@ -242,6 +258,8 @@ export class EnvelopeConsumer {
   }
 
   async #eachBatch(payload: EachBatchPayload): Promise<void> {
+    const inFlight = this.#options.messagesInFlight ?? 1;
+    if (inFlight > 1) return this.#eachBatchInFlight(payload, inFlight);
     const { topic, partition } = payload.batch;
     const interval = this.#options.commitIntervalMs ?? 1_000;
     // The offset after the last handled message, not yet committed.
@@ -277,6 +295,86 @@ export class EnvelopeConsumer {
       await payload.heartbeat();
     }
     if (!payload.isStale()) await commit();
+  }
+
+  /**
+   * `#eachBatch` with up to `inFlight` messages handled at once, different keys only: a
+   * message waits for the one before it of its key. Offsets are resolved and committed up to
+   * the first unhandled message only.
+   */
+  async #eachBatchInFlight(payload: EachBatchPayload, inFlight: number): Promise<void> {
+    const { topic, partition, messages } = payload.batch;
+    const interval = this.#options.commitIntervalMs ?? 1_000;
+    const aheadKey = `${topic}/${partition}`;
+    const ahead = this.#handledAhead.get(aheadKey) ?? new Set<string>();
+    this.#handledAhead.set(aheadKey, ahead);
+    const done = messages.map((m) => ahead.delete(m.offset));
+    // The index of the first unhandled message; what is before it is resolved.
+    let first = 0;
+    let pending: string | undefined;
+    let lastCommit = Date.now();
+    const advance = (): void => {
+      while (first < messages.length && done[first] === true) {
+        payload.resolveOffset(messages[first]!.offset);
+        pending = next(messages[first]!.offset);
+        first++;
+      }
+    };
+    const commit = async (): Promise<void> => {
+      const offset = pending;
+      if (offset === undefined) return;
+      await payload.commitOffsetsIfNecessary({
+        topics: [{ topic, partitions: [{ partition, offset }] }],
+      });
+      if (pending === offset) pending = undefined;
+      lastCommit = Date.now();
+    };
+    // Set by the first failure: nothing starts after it.
+    let retryDelayMs: number | undefined;
+    const stopped = () => retryDelayMs !== undefined || payload.isStale() || !payload.isRunning();
+    // The last message started of each key: the next one of that key waits for it.
+    const lastOfKey = new Map<string, Promise<boolean>>();
+    const running = new Set<Promise<boolean>>();
+    advance();
+    for (const [i, message] of messages.entries()) {
+      if (done[i] === true) continue; // handled before the partition was fetched again
+      while (running.size >= inFlight) await Promise.race(running);
+      if (stopped()) break;
+      if (Date.now() - lastCommit >= interval) await commit();
+      const key = message.key === null ? '' : message.key.toString('latin1');
+      const before = lastOfKey.get(key);
+      const handling = (async (): Promise<boolean> => {
+        // Not after a failure of its key's message before it: order within a key holds.
+        if (before !== undefined && !(await before)) return false;
+        if (stopped()) return false;
+        const outcome = await this.#handle(topic, partition, message);
+        if (outcome.kind === 'retry') {
+          retryDelayMs ??= outcome.delayMs;
+          return false;
+        }
+        done[i] = true;
+        advance();
+        return true;
+      })();
+      lastOfKey.set(key, handling);
+      running.add(handling);
+      const settled = () => void running.delete(handling);
+      handling.then(settled, settled);
+      await payload.heartbeat();
+    }
+    await Promise.all(running);
+    if (payload.isStale()) return; // the partition went to another member: not ours to commit
+    // What was handled past the first unhandled message is not handled again on the re-fetch.
+    for (let i = first; i < messages.length; i++)
+      if (done[i] === true) ahead.add(messages[i]!.offset);
+    await commit();
+    if (retryDelayMs === undefined || !payload.isRunning()) return;
+    const resume = payload.pause();
+    const timer = setTimeout(() => {
+      this.#resumeTimers.delete(timer);
+      resume();
+    }, retryDelayMs);
+    this.#resumeTimers.add(timer);
   }
 
   async #handle(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
