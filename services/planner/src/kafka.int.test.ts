@@ -21,6 +21,7 @@ import {
   sampleTableId,
   serializeEnvelope,
   tableKey,
+  type TableId,
   type TaskEvent,
 } from '@icepack/types';
 import { Redis } from 'ioredis';
@@ -195,6 +196,29 @@ describe('Kafka → planner → queue', () => {
   });
 });
 
+/**
+ * Publishes a partitioned fixture state of `table` at most 2 GiB per task. The fixtures' clock
+ * is a fixed day; the rules only compare against "now" for intervals.
+ */
+function sendPartitionedState(
+  table: TableId,
+  state: ReturnType<typeof partitionedTableState>,
+): Promise<void> {
+  const key = tableKey(table);
+  return producer.sendRaw(
+    stateTopic,
+    key,
+    serializeEnvelope(
+      createEnvelope('TableScanned', key, {
+        ...state,
+        table,
+        properties: { 'icepack.max-bytes-per-task': '2GiB' },
+        scannedAt: PARTITIONS_NOW.toISOString(),
+      }),
+    ),
+  );
+}
+
 describe('Kafka → planner → queue: partition-scoped plans', () => {
   it('splits a plan into one task per partition group and follows the next state', async () => {
     const table = sampleTableId({ catalog, name: 'events' });
@@ -206,21 +230,7 @@ describe('Kafka → planner → queue: partition-scoped plans', () => {
       dayPartition('2026-01-01', 9, { smallFiles: 2 }), // below its thresholds
     ];
     const base = partitionedTableState(days);
-    const properties = { 'icepack.max-bytes-per-task': '2GiB' };
-    // The fixtures' clock is a fixed day; the rules only compare against "now" for intervals.
-    const send = (state: typeof base) =>
-      producer.sendRaw(
-        stateTopic,
-        key,
-        serializeEnvelope(
-          createEnvelope('TableScanned', key, {
-            ...state,
-            table,
-            properties,
-            scannedAt: PARTITIONS_NOW.toISOString(),
-          }),
-        ),
-      );
+    const send = (state: typeof base) => sendPartitionedState(table, state);
     await send(base);
     const first = await waitFor('two merge tasks', async () => {
       const list = await queue.waiting(catalog);
@@ -293,18 +303,7 @@ describe('Kafka → planner → task events', () => {
       dayPartition('2026-01-08', 2),
       dayPartition('2026-01-07', 3),
     ]);
-    await producer.sendRaw(
-      stateTopic,
-      key,
-      serializeEnvelope(
-        createEnvelope('TableScanned', key, {
-          ...state,
-          table,
-          properties: { 'icepack.max-bytes-per-task': '2GiB' },
-          scannedAt: PARTITIONS_NOW.toISOString(),
-        }),
-      ),
-    );
+    await sendPartitionedState(table, state);
     const seen: { taskId: string; firstOffset: string }[] = [];
     const reader = kafka.kafka.consumer({ groupId: `${groupId}-batched` });
     await reader.connect();

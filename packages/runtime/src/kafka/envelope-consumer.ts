@@ -122,6 +122,45 @@ const DONE: Outcome = { kind: 'done' };
  * - A crashed kafkajs consumer is restarted with backoff; `stop()` lets the handler in
  *   flight finish and commit before leaving the group.
  */
+/**
+ * A fetched batch's handled offsets: resolved as they are handled, committed at the end, before
+ * a pause, and in between once `intervalMs` has passed since the last commit.
+ */
+class BatchOffsets {
+  readonly #payload: EachBatchPayload;
+  readonly #intervalMs: number;
+  /** The offset after the last handled message, not yet committed. */
+  #pending: string | undefined;
+  #lastCommit = Date.now();
+
+  constructor(payload: EachBatchPayload, intervalMs: number) {
+    this.#payload = payload;
+    this.#intervalMs = intervalMs;
+  }
+
+  /** `offset` is handled, and so is every offset of the batch before it. */
+  handled(offset: string): void {
+    this.#payload.resolveOffset(offset);
+    this.#pending = next(offset);
+  }
+
+  async commitIfDue(): Promise<void> {
+    if (Date.now() - this.#lastCommit >= this.#intervalMs) await this.commit();
+  }
+
+  async commit(): Promise<void> {
+    const offset = this.#pending;
+    if (offset === undefined) return;
+    const { topic, partition } = this.#payload.batch;
+    await this.#payload.commitOffsetsIfNecessary({
+      topics: [{ topic, partitions: [{ partition, offset }] }],
+    });
+    // Handlings still in flight may have moved it on meanwhile.
+    if (this.#pending === offset) this.#pending = undefined;
+    this.#lastCommit = Date.now();
+  }
+}
+
 export class EnvelopeConsumer {
   readonly #client: KafkaClient;
   readonly #options: EnvelopeConsumerOptions;
@@ -261,40 +300,33 @@ export class EnvelopeConsumer {
     const inFlight = this.#options.messagesInFlight ?? 1;
     if (inFlight > 1) return this.#eachBatchInFlight(payload, inFlight);
     const { topic, partition } = payload.batch;
-    const interval = this.#options.commitIntervalMs ?? 1_000;
-    // The offset after the last handled message, not yet committed.
-    let pending: string | undefined;
-    let lastCommit = Date.now();
-    const commit = async (): Promise<void> => {
-      if (pending === undefined) return;
-      await payload.commitOffsetsIfNecessary({
-        topics: [{ topic, partitions: [{ partition, offset: pending }] }],
-      });
-      pending = undefined;
-      lastCommit = Date.now();
-    };
+    const offsets = new BatchOffsets(payload, this.#options.commitIntervalMs ?? 1_000);
     for (const message of payload.batch.messages) {
       if (payload.isStale()) return; // the partition went to another member: not ours to commit
-      if (!payload.isRunning()) return commit();
+      if (!payload.isRunning()) return offsets.commit();
       const outcome = await this.#handle(topic, partition, message);
       if (outcome.kind === 'retry') {
         // What came before it is done; this message is not resolved: when the partition
         // resumes, the fetch starts at it again.
-        await commit();
-        const resume = payload.pause();
-        const timer = setTimeout(() => {
-          this.#resumeTimers.delete(timer);
-          resume();
-        }, outcome.delayMs);
-        this.#resumeTimers.add(timer);
+        await offsets.commit();
+        this.#pauseFor(payload, outcome.delayMs);
         return;
       }
-      payload.resolveOffset(message.offset);
-      pending = next(message.offset);
-      if (Date.now() - lastCommit >= interval) await commit();
+      offsets.handled(message.offset);
+      await offsets.commitIfDue();
       await payload.heartbeat();
     }
-    if (!payload.isStale()) await commit();
+    if (!payload.isStale()) await offsets.commit();
+  }
+
+  /** Pauses the batch's partition for `delayMs`; the fetch then starts at its first unresolved message. */
+  #pauseFor(payload: EachBatchPayload, delayMs: number): void {
+    const resume = payload.pause();
+    const timer = setTimeout(() => {
+      this.#resumeTimers.delete(timer);
+      resume();
+    }, delayMs);
+    this.#resumeTimers.add(timer);
   }
 
   /**
@@ -304,30 +336,18 @@ export class EnvelopeConsumer {
    */
   async #eachBatchInFlight(payload: EachBatchPayload, inFlight: number): Promise<void> {
     const { topic, partition, messages } = payload.batch;
-    const interval = this.#options.commitIntervalMs ?? 1_000;
+    const offsets = new BatchOffsets(payload, this.#options.commitIntervalMs ?? 1_000);
     const aheadKey = `${topic}/${partition}`;
     const ahead = this.#handledAhead.get(aheadKey) ?? new Set<string>();
     this.#handledAhead.set(aheadKey, ahead);
     const done = messages.map((m) => ahead.delete(m.offset));
     // The index of the first unhandled message; what is before it is resolved.
     let first = 0;
-    let pending: string | undefined;
-    let lastCommit = Date.now();
     const advance = (): void => {
       while (first < messages.length && done[first] === true) {
-        payload.resolveOffset(messages[first]!.offset);
-        pending = next(messages[first]!.offset);
+        offsets.handled(messages[first]!.offset);
         first++;
       }
-    };
-    const commit = async (): Promise<void> => {
-      const offset = pending;
-      if (offset === undefined) return;
-      await payload.commitOffsetsIfNecessary({
-        topics: [{ topic, partitions: [{ partition, offset }] }],
-      });
-      if (pending === offset) pending = undefined;
-      lastCommit = Date.now();
     };
     // Set by the first failure: nothing starts after it.
     let retryDelayMs: number | undefined;
@@ -340,7 +360,7 @@ export class EnvelopeConsumer {
       if (done[i] === true) continue; // handled before the partition was fetched again
       while (running.size >= inFlight) await Promise.race(running);
       if (stopped()) break;
-      if (Date.now() - lastCommit >= interval) await commit();
+      await offsets.commitIfDue();
       const key = message.key === null ? '' : message.key.toString('latin1');
       const before = lastOfKey.get(key);
       const handling = (async (): Promise<boolean> => {
@@ -367,14 +387,9 @@ export class EnvelopeConsumer {
     // What was handled past the first unhandled message is not handled again on the re-fetch.
     for (let i = first; i < messages.length; i++)
       if (done[i] === true) ahead.add(messages[i]!.offset);
-    await commit();
+    await offsets.commit();
     if (retryDelayMs === undefined || !payload.isRunning()) return;
-    const resume = payload.pause();
-    const timer = setTimeout(() => {
-      this.#resumeTimers.delete(timer);
-      resume();
-    }, retryDelayMs);
-    this.#resumeTimers.add(timer);
+    this.#pauseFor(payload, retryDelayMs);
   }
 
   async #handle(topic: string, partition: number, message: KafkaMessage): Promise<Outcome> {
