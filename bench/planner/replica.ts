@@ -10,9 +10,12 @@
 // path as plan-partitions.ts does), so both see the same machine and load.
 // Run (with Redis and Kafka up: bash deploy/local/infra.sh up redis kafka):
 //   node bench/planner/replica.ts <old checkout root> [tables] [partitions] [passes] [warm-up passes] [concurrency] [topic partitions] [messages in flight]
+// ICEPACK_BENCH_PROFILE=<dir> also writes a CPU profile of each measured round, from its first
+// handling to its last (only this process's work on that round; no input generation).
 // e.g. node bench/planner/replica.ts /work/main 1000 1000 3 1 3 3 1
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -141,6 +144,15 @@ function kafkaCpu(): number {
   }
 }
 
+const profileDir = process.env.ICEPACK_BENCH_PROFILE;
+const inspector = profileDir === undefined ? undefined : new Session();
+if (inspector !== undefined && profileDir !== undefined) {
+  mkdirSync(profileDir, { recursive: true });
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 200 });
+}
+
 const quantile = (xs: readonly number[], q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 
@@ -241,6 +253,7 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
       handlers: {
         TableScanned: async (envelope, context) => {
           if (started === undefined) {
+            if (pass > 0) await inspector?.post('Profiler.start');
             started = process.hrtime.bigint();
             cpuAt = process.cpuUsage();
             kafkaAt = kafkaCpu();
@@ -259,6 +272,11 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
     await finished;
     const ended = process.hrtime.bigint();
     const cpu = process.cpuUsage(cpuAt);
+    if (inspector !== undefined && pass > 0) {
+      const { profile } = await inspector.post('Profiler.stop');
+      const file = `${profileDir}/${code.label.split(' ')[0]}-${pass}-${rows.length}.cpuprofile`;
+      writeFileSync(file, JSON.stringify(profile));
+    }
     const kafkaSeconds = kafkaCpu() - kafkaAt;
     const redisSeconds = (await redisCpu()) - redisAt;
     console.error(`${new Date().toISOString()} ${code.label} pass ${pass}: ${name} done`);
