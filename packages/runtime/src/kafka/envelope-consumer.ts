@@ -4,6 +4,7 @@ import { dlqKey, dlqRecordFrom, parseMessage, Topics } from '@icepack/types';
 import type { MessageEnvelope, MessageType } from '@icepack/types';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
+import { lazyChild } from '../logger/lazy-child.ts';
 import { backoffDelay, sleep } from '../retry/backoff.ts';
 import type { BackoffOptions } from '../retry/backoff.ts';
 import { Attr } from '../telemetry/attributes.ts';
@@ -415,7 +416,7 @@ export class EnvelopeConsumer {
       },
       parent,
     );
-    const logger = this.#logger.child({ topic, partition, offset: message.offset, key });
+    const logger = lazyChild(this.#logger, { topic, partition, offset: message.offset, key });
     const ctx: MessageContext = {
       topic,
       partition,
@@ -471,7 +472,7 @@ export class EnvelopeConsumer {
       const handler = this.#options.handlers[envelope.type] as MessageHandler<MessageType>;
       const handlerCtx = {
         ...ctx,
-        logger: ctx.logger.child({ messageId: envelope.id, type: envelope.type }),
+        logger: lazyChild(ctx.logger, { messageId: envelope.id, type: envelope.type }),
       };
       run = () => handler(envelope, handlerCtx);
     }
