@@ -925,6 +925,38 @@ class _JvmFunctions:
 _UNIT_SEPARATOR = "\x1f"
 
 
+def jvm_getters(jvm, f: _JvmFunctions, spec) -> dict[str, Any] | None:
+    """The method handles the judgement maps files with, looked up before anything is read;
+    None (logged) when this Iceberg lacks one of them: Spark's actions then run."""
+    from py4j.protocol import Py4JJavaError
+
+    iceberg = jvm.org.apache.iceberg
+    try:
+        return {
+            "deletes": f.getter(iceberg.FileScanTask, "deletes", jvm.java.util.List),
+            "file": f.getter(iceberg.ContentScanTask, "file", iceberg.ContentFile),
+            "partition": f.then(
+                f.getter(iceberg.ContentFile, "partition", iceberg.StructLike),
+                f.lookup.findVirtual(
+                    iceberg.PartitionSpec._java_lang_class,
+                    "partitionToPath",
+                    f.method_type(f.string, iceberg.StructLike._java_lang_class),
+                ).bindTo(spec),
+            ),
+            "sequence": f.getter(iceberg.ContentFile, "dataSequenceNumber", jvm.java.lang.Long),
+            "content": f.getter(iceberg.ContentFile, "content", iceberg.FileContent),
+            "location": f.getter(iceberg.ContentFile, "location", jvm.java.lang.String),
+            "referenced": f.lookup.findStatic(
+                iceberg.util.ContentFileUtil._java_lang_class,
+                "referencedDataFileLocation",
+                f.method_type(f.string, iceberg.DeleteFile._java_lang_class),
+            ),
+        }
+    except Py4JJavaError as error:
+        print(f"icepack_job: dangling delete files not judged in the driver: {error.java_exception}", file=sys.stderr)
+        return None
+
+
 def dangling_in_driver(spark, table) -> dict[str, int] | None:
     """Judges the current snapshot's delete files with Iceberg core's scan planning and removes
     those that apply to no live data file with one RewriteFiles commit (validated from the
@@ -939,6 +971,10 @@ def dangling_in_driver(spark, table) -> dict[str, int] | None:
     snapshot = table.currentSnapshot()
     if snapshot is None or not has_live_delete_files(table):
         return dangling_counts([], {}, set(), False)
+    f = _JvmFunctions(jvm)
+    getters = jvm_getters(jvm, f, table.spec())
+    if getters is None:
+        return None
     lists = iceberg.relocated.com.google.common.collect.Lists
     io, specs = table.io(), table.specs()
     live = iceberg.util.DeleteFileSet.create()
@@ -955,47 +991,29 @@ def dangling_in_driver(spark, table) -> dict[str, int] | None:
         tasks = lists.newArrayList(planned)
     finally:
         planned.close()
-    f = _JvmFunctions(jvm)
-    applied = iceberg.relocated.com.google.common.collect.Iterables.concat(
-        f.mapped(tasks, f.of(f.getter(iceberg.FileScanTask, "deletes", jvm.java.util.List)))
-    )
+    applied = iceberg.relocated.com.google.common.collect.Iterables.concat(f.mapped(tasks, f.of(getters["deletes"])))
     live.removeAll(lists.newArrayList(applied))
     if live.isEmpty():
         return dangling_counts([], {}, set(), False)
     dangling = lists.newArrayList(live)
-    data_files = f.mapped(tasks, f.of(f.getter(iceberg.ContentScanTask, "file", iceberg.ContentFile)))
-    spec = table.spec()
-    partitioned = not spec.isUnpartitioned()
-    partition_path = f.then(
-        f.getter(iceberg.ContentFile, "partition", iceberg.StructLike),
-        f.lookup.findVirtual(
-            iceberg.PartitionSpec._java_lang_class,
-            "partitionToPath",
-            f.method_type(f.string, iceberg.StructLike._java_lang_class),
-        ).bindTo(spec),
-    )
-    sequence = f.getter(iceberg.ContentFile, "dataSequenceNumber", jvm.java.lang.Long)
-    referenced = f.lookup.findStatic(
-        iceberg.util.ContentFileUtil._java_lang_class,
-        "referencedDataFileLocation",
-        f.method_type(f.string, iceberg.DeleteFile._java_lang_class),
-    )
+    data_files = f.mapped(tasks, f.of(getters["file"]))
+    partitioned = not table.spec().isUnpartitioned()
     try:
         min_data_sequence: dict[str, int] = {}
         if partitioned:
-            for part, seq in zip(f.text(data_files, partition_path), f.text(data_files, sequence)):
+            for part, seq in zip(f.text(data_files, getters["partition"]), f.text(data_files, getters["sequence"])):
                 min_data_sequence[part] = min(int(seq), min_data_sequence.get(part, int(seq)))
         judged = [
             (kind, int(seq), part, None if ref == "null" else ref)
             for kind, seq, part, ref in zip(
-                f.text(dangling, f.getter(iceberg.ContentFile, "content", iceberg.FileContent)),
-                f.text(dangling, sequence),
-                f.text(dangling, partition_path) if partitioned else [""] * dangling.size(),
-                f.text(dangling, referenced),
+                f.text(dangling, getters["content"]),
+                f.text(dangling, getters["sequence"]),
+                f.text(dangling, getters["partition"]) if partitioned else [""] * dangling.size(),
+                f.text(dangling, getters["referenced"]),
                 strict=True,
             )
         ]
-        live_data_files = set(f.text(data_files, f.getter(iceberg.ContentFile, "location", jvm.java.lang.String)))
+        live_data_files = set(f.text(data_files, getters["location"]))
     except ValueError as error:
         print(f"icepack_job: dangling delete files not judged in the driver: {error}", file=sys.stderr)
         return None
