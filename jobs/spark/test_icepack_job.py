@@ -1682,18 +1682,7 @@ class DanglingInDriverTest(unittest.TestCase):
             table.newRewrite.assert_not_called()
 
     def _path_of(self, data_files: int, args) -> bool:
-        table = mock.MagicMock()
-        table.uuid.return_value = MERGE["state"]["tableUuid"]
-        table.properties.return_value = {}
-        figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
-        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
-            job, "is_metadata_table", return_value=False
-        ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
-            job, "run_rewrite", return_value={}
-        ) as rewrite, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
-            job, "run_cpu_seconds", return_value=None
-        ), mock.patch.object(job, "run_memory", return_value=None):
-            job.run_in_session(mock.MagicMock(), args, job.parse_task(MERGE), 0.0)
+        rewrite = _run_with_live_files(job.parse_task(MERGE), args, data_files, "run_rewrite", {})
         (_, _, _, _, in_driver), _ = rewrite.call_args
         return in_driver
 
@@ -1801,6 +1790,24 @@ class TaskFiguresTest(unittest.TestCase):
         self.assertEqual(reads.count("refresh"), 1)
 
 
+def _run_with_live_files(task: dict, args, data_files: int, work: str, outcome: dict):
+    """Runs `task` in a mocked session on a table whose before figures count `data_files` data
+    files and 1 delete file; returns the mock standing in for the job's `work` function."""
+    table = mock.MagicMock()
+    table.uuid.return_value = task["state"]["tableUuid"]
+    table.properties.return_value = {}
+    figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
+    with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
+        job, "is_metadata_table", return_value=False
+    ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
+        job, work, return_value=outcome
+    ) as worked, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
+        job, "run_cpu_seconds", return_value=None
+    ), mock.patch.object(job, "run_memory", return_value=None):
+        job.run_in_session(mock.MagicMock(), args, task, 0.0)
+    return worked
+
+
 class ExpiryPathTest(unittest.TestCase):
     """A cleanup expires in the driver under the live-file bound, with Spark's action at or over
     it (docs/decisions/0051-driver-side-expiry-for-small-tables.md)."""
@@ -1813,18 +1820,7 @@ class ExpiryPathTest(unittest.TestCase):
         self.assertFalse(job.runs_in_driver({"dataFiles": 0, "deleteFiles": 0}, 0))
 
     def _path_of(self, data_files: int, args) -> bool:
-        table = mock.MagicMock()
-        table.uuid.return_value = self.CLEANUP["state"]["tableUuid"]
-        table.properties.return_value = {}
-        figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
-        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
-            job, "is_metadata_table", return_value=False
-        ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
-            job, "run_expire", return_value={"expireSnapshots": {}}
-        ) as expire, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
-            job, "run_cpu_seconds", return_value=None
-        ), mock.patch.object(job, "run_memory", return_value=None):
-            job.run_in_session(mock.MagicMock(), args, self.CLEANUP, 0.0)
+        expire = _run_with_live_files(self.CLEANUP, args, data_files, "run_expire", {"expireSnapshots": {}})
         (_, _, allowed, in_driver), _ = expire.call_args
         # The guard's retention either way, never the task's alone.
         self.assertEqual(set(allowed), {"olderThanMs", "retainLast"})
