@@ -93,6 +93,8 @@ def instrument(job, clock: Clock) -> None:
     clock.wrap(job, "run_rewrite_action", "rewrite")
     clock.wrap(job, "remove_dangling_deletes", "dangling")
     clock.wrap(job, "dangling_position_delete_files", "dangling-scan")
+    if hasattr(job, "dangling_in_driver"):  # decision 0054's driver path; an older job has none
+        clock.wrap(job, "dangling_in_driver", "dangling-driver")
     clock.wrap(job, "commits_since", "commit-totals")
     clock.wrap(job, "commit_totals", "commit-totals")
     clock.wrap(job, "run_cpu_seconds", "probes")

@@ -10,7 +10,7 @@ import json
 import sys
 from collections import defaultdict
 
-ORDER = ["load-table", "guard", "before-figures", "rewrite", "expire", "dangling-scan", "dangling", "after-figures", "commit-totals", "probes"]
+ORDER = ["load-table", "guard", "before-figures", "rewrite", "expire", "dangling-scan", "dangling-driver", "dangling", "after-figures", "commit-totals", "probes"]
 
 
 def mean(values: list[float]) -> float:

@@ -717,7 +717,11 @@ def table_figures(table, refresh: bool = True) -> dict[str, Any]:
     }
 
 
-def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> dict[str, Any]:
+def run_rewrite(
+    spark, table, task: dict[str, Any], max_groups: int | None, driver_dangling: bool = False
+) -> dict[str, Any]:
+    """A merge or sort, then the removal of dangling delete files (in the driver when
+    `driver_dangling`: the table is under the bound, decision 0054)."""
     jvm = spark.sparkContext._jvm
     params = task["parameters"]
     actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
@@ -728,7 +732,7 @@ def run_rewrite(spark, table, task: dict[str, Any], max_groups: int | None) -> d
         out = run_rewrite_action(spark, actions, table, task, where, max_groups)
     format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
     if format_version >= 2:
-        out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups))
+        out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups, driver_dangling))
     return out
 
 
@@ -764,9 +768,14 @@ def run_rewrite_action(spark, actions, table, task: dict[str, Any], where, max_g
 
 
 def remove_dangling_deletes(
-    spark, actions, table, params: dict[str, Any], where, max_groups: int | None
+    spark, actions, table, params: dict[str, Any], where, max_groups: int | None, in_driver: bool = False
 ) -> dict[str, Any]:
     """Removes the delete files that apply to no live data file any more (docs/spark-job.md).
+
+    In the driver (`in_driver`, a table under the bound; decision 0054) when
+    `dangling_in_driver` can judge the table: Iceberg's own scan planning names every delete
+    file that applies to a live data file, every other one is removed with one commit. Else,
+    with Spark:
 
     1. Iceberg's RemoveDanglingDeleteFiles action (what rewrite_data_files runs with
        `remove-dangling-deletes=true`; called here because that option is skipped when the
@@ -776,23 +785,31 @@ def remove_dangling_deletes(
        file that is no longer live. With `rewrite-all` when file-scoped position-delete files
        name removed data files: the common case after a merge, as the rewritten files keep the
        starting sequence number, so step 1 cannot tell those deletes are dangling.
-       `rewritePositionDeletes` (the planner's) runs it with the task's thresholds otherwise.
+
+    `rewritePositionDeletes` (the planner's) runs rewrite_position_delete_files with the task's
+    thresholds on both paths.
     """
     jvm = spark.sparkContext._jvm
-    removed = actions.removeDanglingDeleteFiles(table).execute().removedDeleteFiles()
-    out: dict[str, Any] = {
-        "removeDanglingDeleteFiles": {
-            "removedDeleteFiles": jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size(removed)
+    judged = dangling_in_driver(spark, table) if in_driver else None
+    if judged is not None:
+        out: dict[str, Any] = {"removeDanglingDeleteFiles": {**judged, "ranIn": "driver"}}
+        dangling = 0  # all removed: nothing left for a rewrite-all
+    else:
+        removed = actions.removeDanglingDeleteFiles(table).execute().removedDeleteFiles()
+        out = {
+            "removeDanglingDeleteFiles": {
+                "removedDeleteFiles": jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size(removed),
+                "ranIn": "spark",
+            }
         }
-    }
-    # Deletion vectors (format v3) are folded by rewrite_data_files and removed by step 1;
-    # position-delete rewriting is for v2 position-delete files.
-    if jvm.org.apache.iceberg.TableUtil.formatVersion(table) != 2:
-        return out
-    # The metadata-table scan is a Spark job or two (about half a CPU-second in a warm session,
-    # bench/results/task-cost-warm-2026-12-04.md): not run when no delete file is left to judge.
-    dangling = dangling_position_delete_files(spark, table) if has_live_delete_files(table) else 0
-    out["removeDanglingDeleteFiles"]["danglingPositionDeleteFilesFound"] = dangling
+        # Deletion vectors (format v3) are folded by rewrite_data_files and removed by step 1;
+        # position-delete rewriting is for v2 position-delete files.
+        if jvm.org.apache.iceberg.TableUtil.formatVersion(table) != 2:
+            return out
+        # The metadata-table scan is a Spark job or two (about half a CPU-second in a warm session,
+        # bench/results/task-cost-warm-2026-12-04.md): not run when no delete file is left to judge.
+        dangling = dangling_position_delete_files(spark, table) if has_live_delete_files(table) else 0
+        out["removeDanglingDeleteFiles"]["danglingPositionDeleteFilesFound"] = dangling
     if not params["rewritePositionDeletes"] and dangling == 0:
         return out
     action = actions.rewritePositionDeletes(table)
@@ -811,6 +828,198 @@ def remove_dangling_deletes(
         "addedBytes": deletes.addedBytesCount(),
     }
     return out
+
+
+# A merge's dangling delete files judged in the driver (decision 0054). Under the bound a table's
+# current snapshot is planned with Iceberg core (`table.newScan().planFiles()`, what a query
+# planner does in its driver): Iceberg's delete-file index gives each live data file the delete
+# files that may apply to it (partition and sequence number, the referenced file of a file-scoped
+# delete, path and column bounds); a live delete file it gives to none deletes no row and is
+# removed, all of them in one RewriteFiles commit, as Iceberg's own action commits its finds.
+
+#: Live files (the merge's before figures: data + delete files) under which a merge judges and
+#: removes its dangling delete files in the driver. Planning reads the current snapshot's
+#: manifests, the driver-side work ADR 0051's bound is about. `--driver-dangling-max-files`
+#: overrides it (0: never).
+DRIVER_DANGLING_MAX_FILES = 10_000
+
+
+def dangling_counts(
+    dangling: list[tuple[str, int, str, str | None]],
+    min_data_sequence: Mapping[str, int],
+    live_data_files: set[str],
+    partitioned: bool,
+) -> dict[str, int]:
+    """What the Spark path reports for the dangling delete files the driver removed, so both
+    paths report the same counts. `dangling`: (content, data sequence number, partition,
+    referenced data file or None) per file; `min_data_sequence`: the smallest data sequence
+    number of the live data files by partition. `removedDeleteFiles`: those Iceberg's
+    RemoveDanglingDeleteFiles finds (no live data file of their partition they can apply to by
+    sequence number; nothing on a table with one unpartitioned spec, which it skips);
+    `danglingPositionDeleteFilesFound`: of the rest, position-delete files that name one data
+    file no longer live (the job's metadata-table count); `danglingDeleteFilesRemoved`: all."""
+    removed = found = 0
+    for content, sequence, partition, referenced in dangling:
+        least = min_data_sequence.get(partition)
+        if partitioned and (
+            least is None
+            or (content == "POSITION_DELETES" and sequence < least)
+            or (content == "EQUALITY_DELETES" and sequence <= least)
+        ):
+            removed += 1
+        elif content == "POSITION_DELETES" and referenced is not None and referenced not in live_data_files:
+            found += 1
+    return {
+        "removedDeleteFiles": removed,
+        "danglingPositionDeleteFilesFound": found,
+        "danglingDeleteFilesRemoved": len(dangling),
+    }
+
+
+class _JvmFunctions:
+    """`java.util.function.Function`s made in the JVM from Iceberg's getters
+    (`MethodHandleProxies`), so a list of files is mapped there and crosses Py4J as one string,
+    not one round trip per file. No Python callback server is involved."""
+
+    def __init__(self, jvm) -> None:
+        self.jvm = jvm
+        self.handles = jvm.java.lang.invoke.MethodHandles
+        self.lookup = self.handles.publicLookup()
+        self.method_type = jvm.java.lang.invoke.MethodType.methodType
+        self.proxies = jvm.java.lang.invoke.MethodHandleProxies
+        self.function = jvm.java.util.function.Function._java_lang_class
+        self.string = jvm.java.lang.String._java_lang_class
+        self.object = jvm.java.lang.Object._java_lang_class
+        # String.valueOf(Object): what each value crosses as (`null` → "null").
+        self.value_of = self.lookup.findStatic(self.string, "valueOf", self.method_type(self.string, self.object))
+
+    def getter(self, owner, name: str, returns):
+        """The handle of `owner.name()` returning `returns` (Py4J JavaClasses)."""
+        return self.lookup.findVirtual(owner._java_lang_class, name, self.method_type(returns._java_lang_class))
+
+    def then(self, first, second):
+        """The handle of `second(first(x))`."""
+        return self.handles.filterReturnValue(first, second)
+
+    def of(self, handle):
+        return self.proxies.asInterfaceInstance(self.function, handle)
+
+    def mapped(self, items, function):
+        """`items` (a Java list) mapped by `function`, as a Java list."""
+        return items.stream().map(function).collect(self.jvm.java.util.stream.Collectors.toList())
+
+    def text(self, items, handle) -> list[str]:
+        """`handle` applied to each of `items`, rendered by String.valueOf, in one transfer."""
+        size = items.size()
+        if size == 0:
+            return []
+        rendered = self.then(handle.asType(handle.type().changeReturnType(self.object)), self.value_of)
+        joined = self.jvm.java.lang.String.join(_UNIT_SEPARATOR, self.mapped(items, self.of(rendered)))
+        values = str(joined).split(_UNIT_SEPARATOR)
+        if len(values) != size:
+            raise ValueError(f"{size} values, {len(values)} after the transfer")
+        return values
+
+
+# Separates the strings of one transfer: a path or a rendered partition does not hold it.
+_UNIT_SEPARATOR = "\x1f"
+
+
+def jvm_getters(jvm, f: _JvmFunctions, spec) -> dict[str, Any] | None:
+    """The method handles the judgement maps files with, looked up before anything is read;
+    None (logged) when this Iceberg lacks one of them: Spark's actions then run."""
+    from py4j.protocol import Py4JJavaError
+
+    iceberg = jvm.org.apache.iceberg
+    try:
+        return {
+            "deletes": f.getter(iceberg.FileScanTask, "deletes", jvm.java.util.List),
+            "file": f.getter(iceberg.ContentScanTask, "file", iceberg.ContentFile),
+            "partition": f.then(
+                f.getter(iceberg.ContentFile, "partition", iceberg.StructLike),
+                f.lookup.findVirtual(
+                    iceberg.PartitionSpec._java_lang_class,
+                    "partitionToPath",
+                    f.method_type(f.string, iceberg.StructLike._java_lang_class),
+                ).bindTo(spec),
+            ),
+            "sequence": f.getter(iceberg.ContentFile, "dataSequenceNumber", jvm.java.lang.Long),
+            "content": f.getter(iceberg.ContentFile, "content", iceberg.FileContent),
+            "location": f.getter(iceberg.ContentFile, "location", jvm.java.lang.String),
+            "referenced": f.lookup.findStatic(
+                iceberg.util.ContentFileUtil._java_lang_class,
+                "referencedDataFileLocation",
+                f.method_type(f.string, iceberg.DeleteFile._java_lang_class),
+            ),
+        }
+    except Py4JJavaError as error:
+        print(f"icepack_job: dangling delete files not judged in the driver: {error.java_exception}", file=sys.stderr)
+        return None
+
+
+def dangling_in_driver(spark, table) -> dict[str, int] | None:
+    """Judges the current snapshot's delete files with Iceberg core's scan planning and removes
+    those that apply to no live data file with one RewriteFiles commit (validated from the
+    snapshot planned; a concurrent commit that removed one of them fails it, a conflict).
+    The counts of `dangling_counts`. None when the driver does not judge the table: a format
+    other than 2 (v3 deletion vectors stay with Spark's action), more than one partition spec,
+    or a transfer that cannot be read back; Spark's actions then run."""
+    jvm = spark.sparkContext._jvm
+    iceberg = jvm.org.apache.iceberg
+    if iceberg.TableUtil.formatVersion(table) != 2 or table.specs().size() != 1:
+        return None
+    snapshot = table.currentSnapshot()
+    if snapshot is None or not has_live_delete_files(table):
+        return dangling_counts([], {}, set(), False)
+    f = _JvmFunctions(jvm)
+    getters = jvm_getters(jvm, f, table.spec())
+    if getters is None:
+        return None
+    lists = iceberg.relocated.com.google.common.collect.Lists
+    io, specs = table.io(), table.specs()
+    live = iceberg.util.DeleteFileSet.create()
+    for manifest in _each(snapshot.deleteManifests(io)):
+        if not (manifest.hasAddedFiles() or manifest.hasExistingFiles()):
+            continue
+        reader = iceberg.ManifestFiles.readDeleteManifest(manifest, io, specs)
+        try:
+            live.addAll(lists.newArrayList(reader))  # the live entries, copied with their stats
+        finally:
+            reader.close()
+    planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
+    try:
+        tasks = lists.newArrayList(planned)
+    finally:
+        planned.close()
+    applied = iceberg.relocated.com.google.common.collect.Iterables.concat(f.mapped(tasks, f.of(getters["deletes"])))
+    live.removeAll(lists.newArrayList(applied))
+    if live.isEmpty():
+        return dangling_counts([], {}, set(), False)
+    dangling = lists.newArrayList(live)
+    data_files = f.mapped(tasks, f.of(getters["file"]))
+    partitioned = not table.spec().isUnpartitioned()
+    try:
+        min_data_sequence: dict[str, int] = {}
+        if partitioned:
+            for part, seq in zip(f.text(data_files, getters["partition"]), f.text(data_files, getters["sequence"])):
+                min_data_sequence[part] = min(int(seq), min_data_sequence.get(part, int(seq)))
+        judged = [
+            (kind, int(seq), part, None if ref == "null" else ref)
+            for kind, seq, part, ref in zip(
+                f.text(dangling, getters["content"]),
+                f.text(dangling, getters["sequence"]),
+                f.text(dangling, getters["partition"]) if partitioned else [""] * dangling.size(),
+                f.text(dangling, getters["referenced"]),
+                strict=True,
+            )
+        ]
+        live_data_files = set(f.text(data_files, getters["location"]))
+    except ValueError as error:
+        print(f"icepack_job: dangling delete files not judged in the driver: {error}", file=sys.stderr)
+        return None
+    empty = jvm.java.util.Collections.emptySet()
+    table.newRewrite().validateFromSnapshot(snapshot.snapshotId()).rewriteFiles(empty, live, empty, empty).commit()
+    return dangling_counts(judged, min_data_sequence, live_data_files, partitioned)
 
 
 def has_live_delete_files(table) -> bool:
@@ -877,9 +1086,10 @@ EXPIRY_KINDS = (
 )
 
 
-def expires_in_driver(before: Mapping[str, Any], max_files: int) -> bool:
-    """Whether a cleanup expires with Iceberg core in the driver: the table's live files (its
-    before figures: data + delete files of the current snapshot) are under `max_files`."""
+def runs_in_driver(before: Mapping[str, Any], max_files: int) -> bool:
+    """Whether a task's work runs with Iceberg core in the driver (a cleanup's expiry, a merge's
+    dangling-delete removal): the table's live files (its before figures: data + delete files of
+    the current snapshot) are under `max_files`."""
     return before["dataFiles"] + before["deleteFiles"] < max_files
 
 
@@ -914,7 +1124,7 @@ def classify_deleted(
 
 def run_expire(spark, table, allowed: dict[str, Any], in_driver: bool = False) -> dict[str, Any]:
     """Expires with the retention `guard_table` allowed (never the task's alone): in the driver
-    (`expires_in_driver`) or with Spark's action. Snapshots that a branch or tag references are
+    (`runs_in_driver`) or with Spark's action. Snapshots that a branch or tag references are
     kept by Iceberg whatever the cutoff, on both paths (the action commits through RemoveSnapshots)."""
     if in_driver:
         counts = expire_in_driver(spark, table, allowed)
@@ -2163,7 +2373,7 @@ def run_in_session(
     before = table_figures(table, refresh=False)
     if task["type"] == "cleanup":
         max_files = getattr(args, "driver_expiry_max_files", None)
-        in_driver = expires_in_driver(before, DRIVER_EXPIRY_MAX_FILES if max_files is None else max_files)
+        in_driver = runs_in_driver(before, DRIVER_EXPIRY_MAX_FILES if max_files is None else max_files)
         outcome = run_expire(spark, table, allowed, in_driver)
         # What was applied: the task's retention or the table's, whichever keeps more.
         outcome["expireSnapshots"]["olderThan"] = format_instant_ms(allowed["olderThanMs"])
@@ -2171,7 +2381,9 @@ def run_in_session(
     elif task["type"] == "orphans":
         outcome = run_orphans(spark, args.catalog_name, table, task, allowed, now_ms)
     else:
-        outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites)
+        max_files = getattr(args, "driver_dangling_max_files", None)
+        in_driver = runs_in_driver(before, DRIVER_DANGLING_MAX_FILES if max_files is None else max_files)
+        outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites, in_driver)
     after = table_figures(table)
     commits = commit_totals(commits_since(table, before["snapshotId"]))
     cpu = run_cpu_seconds(spark)
@@ -2679,6 +2891,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--driver-expiry-max-files",
         type=int,
         help=f"cleanup: expire in the driver under this many live files (default {DRIVER_EXPIRY_MAX_FILES}; 0: never)",
+    )
+    parser.add_argument(
+        "--driver-dangling-max-files",
+        type=int,
+        help="merge, sort: judge and remove dangling delete files in the driver under this many live files "
+        f"(default {DRIVER_DANGLING_MAX_FILES}; 0: never)",
     )
     parser.add_argument("--result-file", help="also write the result line here (atomically)")
     parser.add_argument("--result-dir", help="batch: each task's result in <dir>/<hash of task id>.json")

@@ -1593,7 +1593,10 @@ class DanglingScanTest(unittest.TestCase):
             )
             scan.assert_not_called()
             # The result is the one a scan finding nothing gives.
-            self.assertEqual(out, {"removeDanglingDeleteFiles": {"removedDeleteFiles": 0, "danglingPositionDeleteFilesFound": 0}})
+            self.assertEqual(
+                out,
+                {"removeDanglingDeleteFiles": {"removedDeleteFiles": 0, "danglingPositionDeleteFilesFound": 0, "ranIn": "spark"}},
+            )
             actions.rewritePositionDeletes.assert_not_called()
             job.remove_dangling_deletes(
                 _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(True, False)])), self.NO_REWRITE, None, None
@@ -1610,6 +1613,129 @@ class DanglingScanTest(unittest.TestCase):
         self.assertEqual(out["removeDanglingDeleteFiles"]["danglingPositionDeleteFilesFound"], 3)
         action = actions.rewritePositionDeletes.return_value
         self.assertIn(mock.call("rewrite-all", "true"), [c for c in _option_calls(action)])
+
+
+class DanglingInDriverTest(unittest.TestCase):
+    """A merge under the live-file bound judges and removes its dangling delete files in the
+    driver, with no Spark job; at or over it, or on a table the driver does not judge, Spark's
+    actions as before (docs/decisions/0054-dangling-deletes-in-the-driver.md)."""
+
+    NO_REWRITE = {"rewritePositionDeletes": False}
+    JUDGED = {"removedDeleteFiles": 1, "danglingPositionDeleteFilesFound": 2, "danglingDeleteFilesRemoved": 4}
+
+    def test_the_driver_path_runs_no_spark_action(self):
+        actions = mock.MagicMock()
+        with mock.patch.object(job, "dangling_in_driver", return_value=dict(self.JUDGED)) as judge, mock.patch.object(
+            job, "dangling_position_delete_files"
+        ) as scan:
+            out = job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(True, False)])), self.NO_REWRITE, None, None, True
+            )
+        judge.assert_called_once()
+        scan.assert_not_called()
+        actions.removeDanglingDeleteFiles.assert_not_called()
+        actions.rewritePositionDeletes.assert_not_called()
+        self.assertEqual(out, {"removeDanglingDeleteFiles": {**self.JUDGED, "ranIn": "driver"}})
+
+    def test_the_planner_s_position_delete_rewrite_still_runs_with_its_thresholds(self):
+        actions = mock.MagicMock()
+        params = {**MERGE["parameters"], "rewritePositionDeletes": True}
+        with mock.patch.object(job, "dangling_in_driver", return_value=dict(self.JUDGED)):
+            out = job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(True, False)])), params, None, None, True
+            )
+        actions.removeDanglingDeleteFiles.assert_not_called()
+        action = actions.rewritePositionDeletes.return_value
+        self.assertNotIn(mock.call("rewrite-all", "true"), _option_calls(action))
+        self.assertIn("rewritePositionDeleteFiles", out)
+        self.assertEqual(out["removeDanglingDeleteFiles"]["ranIn"], "driver")
+
+    def test_a_table_the_driver_does_not_judge_goes_to_spark(self):
+        actions = mock.MagicMock()
+        with mock.patch.object(job, "dangling_in_driver", return_value=None), mock.patch.object(
+            job, "dangling_position_delete_files", return_value=0
+        ):
+            out = job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([_Manifest(True, False)])), self.NO_REWRITE, None, None, True
+            )
+        actions.removeDanglingDeleteFiles.assert_called_once()
+        self.assertEqual(out["removeDanglingDeleteFiles"]["ranIn"], "spark")
+
+    def test_over_the_bound_the_driver_does_not_judge(self):
+        actions = mock.MagicMock()
+        with mock.patch.object(job, "dangling_in_driver") as judge, mock.patch.object(
+            job, "dangling_position_delete_files", return_value=0
+        ):
+            job.remove_dangling_deletes(
+                _DanglingSession(), actions, _DanglingTable(_Snapshot([])), self.NO_REWRITE, None, None, False
+            )
+        judge.assert_not_called()
+        actions.removeDanglingDeleteFiles.assert_called_once()
+
+    def test_format_v3_and_an_evolved_spec_are_left_to_spark(self):
+        for version, specs in ((3, 1), (2, 2), (1, 1)):
+            session = _DanglingSession()
+            session.sparkContext._jvm.org.apache.iceberg.TableUtil.formatVersion.return_value = version
+            table = mock.MagicMock()
+            table.specs.return_value.size.return_value = specs
+            self.assertIsNone(job.dangling_in_driver(session, table), (version, specs))
+            table.newRewrite.assert_not_called()
+
+    def _path_of(self, data_files: int, args) -> bool:
+        rewrite = _run_with_live_files(job.parse_task(MERGE), args, data_files, "run_rewrite", {})
+        (_, _, _, _, in_driver), _ = rewrite.call_args
+        return in_driver
+
+    def test_a_small_table_s_merge_judges_in_the_driver_and_a_large_one_with_spark(self):
+        defaults = job.parse_args(["--task-json", "{}"])
+        self.assertIsNone(defaults.driver_dangling_max_files)
+        self.assertTrue(self._path_of(job.DRIVER_DANGLING_MAX_FILES - 2, defaults))
+        self.assertFalse(self._path_of(job.DRIVER_DANGLING_MAX_FILES - 1, defaults))
+        # A caller without the option (the bench's own Namespace) gets the default.
+        self.assertTrue(self._path_of(12, mock.Mock(spec=["catalog_name", "max_concurrent_file_group_rewrites"], catalog_name="prod", max_concurrent_file_group_rewrites=None)))
+        never = job.parse_args(["--task-json", "{}", "--driver-dangling-max-files", "0"])
+        self.assertFalse(self._path_of(0, never))
+        # The expiry's bound is its own.
+        expiry_never = job.parse_args(["--task-json", "{}", "--driver-expiry-max-files", "0"])
+        self.assertTrue(self._path_of(0, expiry_never))
+
+
+class DanglingCountsTest(unittest.TestCase):
+    """The driver's finds counted as Spark's two steps count them, so both paths report alike."""
+
+    def test_partition_sequence_rule_first_then_file_scoped_deletes_of_removed_files(self):
+        dangling = [
+            # older than every live data file of its partition: RemoveDanglingDeleteFiles' find
+            ("POSITION_DELETES", 3, "region=eu", "s3://w/eu/old.parquet"),
+            # no live data file in its partition at all
+            ("EQUALITY_DELETES", 7, "region=xx", None),
+            # an equality delete as old as the partition's oldest data file applies to none
+            ("EQUALITY_DELETES", 4, "region=ap", None),
+            # as new as the rewrite's files (their starting sequence number), naming a removed file
+            ("POSITION_DELETES", 4, "region=ap", "s3://w/ap/gone.parquet"),
+            # partition-scoped (no single file named), not caught by the sequence rule
+            ("POSITION_DELETES", 4, "region=ap", None),
+        ]
+        counts = job.dangling_counts(
+            dangling, {"region=eu": 5, "region=ap": 4}, {"s3://w/eu/new.parquet", "s3://w/ap/new.parquet"}, True
+        )
+        self.assertEqual(
+            counts, {"removedDeleteFiles": 3, "danglingPositionDeleteFilesFound": 1, "danglingDeleteFilesRemoved": 5}
+        )
+
+    def test_a_table_with_one_unpartitioned_spec_has_no_sequence_rule_finds(self):
+        # Iceberg's action skips such a table: every find is the position-delete count's or neither.
+        dangling = [("POSITION_DELETES", 2, "", "f1"), ("POSITION_DELETES", 2, "", "f2"), ("EQUALITY_DELETES", 1, "", None)]
+        counts = job.dangling_counts(dangling, {"": 9}, {"f3"}, False)
+        self.assertEqual(
+            counts, {"removedDeleteFiles": 0, "danglingPositionDeleteFilesFound": 2, "danglingDeleteFilesRemoved": 3}
+        )
+
+    def test_nothing_dangling_counts_zero(self):
+        self.assertEqual(
+            job.dangling_counts([], {}, set(), True),
+            {"removedDeleteFiles": 0, "danglingPositionDeleteFilesFound": 0, "danglingDeleteFilesRemoved": 0},
+        )
 
 
 def _option_calls(action):
@@ -1664,6 +1790,24 @@ class TaskFiguresTest(unittest.TestCase):
         self.assertEqual(reads.count("refresh"), 1)
 
 
+def _run_with_live_files(task: dict, args, data_files: int, work: str, outcome: dict):
+    """Runs `task` in a mocked session on a table whose before figures count `data_files` data
+    files and 1 delete file; returns the mock standing in for the job's `work` function."""
+    table = mock.MagicMock()
+    table.uuid.return_value = task["state"]["tableUuid"]
+    table.properties.return_value = {}
+    figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
+    with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
+        job, "is_metadata_table", return_value=False
+    ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
+        job, work, return_value=outcome
+    ) as worked, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
+        job, "run_cpu_seconds", return_value=None
+    ), mock.patch.object(job, "run_memory", return_value=None):
+        job.run_in_session(mock.MagicMock(), args, task, 0.0)
+    return worked
+
+
 class ExpiryPathTest(unittest.TestCase):
     """A cleanup expires in the driver under the live-file bound, with Spark's action at or over
     it (docs/decisions/0051-driver-side-expiry-for-small-tables.md)."""
@@ -1671,23 +1815,12 @@ class ExpiryPathTest(unittest.TestCase):
     CLEANUP = TaskFiguresTest.CLEANUP
 
     def test_the_bound_counts_data_and_delete_files(self):
-        self.assertTrue(job.expires_in_driver({"dataFiles": 5, "deleteFiles": 4}, 10))
-        self.assertFalse(job.expires_in_driver({"dataFiles": 6, "deleteFiles": 4}, 10))
-        self.assertFalse(job.expires_in_driver({"dataFiles": 0, "deleteFiles": 0}, 0))
+        self.assertTrue(job.runs_in_driver({"dataFiles": 5, "deleteFiles": 4}, 10))
+        self.assertFalse(job.runs_in_driver({"dataFiles": 6, "deleteFiles": 4}, 10))
+        self.assertFalse(job.runs_in_driver({"dataFiles": 0, "deleteFiles": 0}, 0))
 
     def _path_of(self, data_files: int, args) -> bool:
-        table = mock.MagicMock()
-        table.uuid.return_value = self.CLEANUP["state"]["tableUuid"]
-        table.properties.return_value = {}
-        figures = {"snapshotId": "1", "snapshots": 3, "dataFiles": data_files, "deleteFiles": 1}
-        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
-            job, "is_metadata_table", return_value=False
-        ), mock.patch.object(job, "table_figures", return_value=figures), mock.patch.object(
-            job, "run_expire", return_value={"expireSnapshots": {}}
-        ) as expire, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
-            job, "run_cpu_seconds", return_value=None
-        ), mock.patch.object(job, "run_memory", return_value=None):
-            job.run_in_session(mock.MagicMock(), args, self.CLEANUP, 0.0)
+        expire = _run_with_live_files(self.CLEANUP, args, data_files, "run_expire", {"expireSnapshots": {}})
         (_, _, allowed, in_driver), _ = expire.call_args
         # The guard's retention either way, never the task's alone.
         self.assertEqual(set(allowed), {"olderThanMs", "retainLast"})

@@ -19,6 +19,10 @@ import { computeTableState } from './compute-table-state.ts';
 // ADR 0051, on two more tables built alike in the same session: a cleanup of a table under the
 // job's live-file bound expires in the driver (Iceberg core), and deletes and counts exactly
 // what Spark's action does on the other table, held over the bound.
+// ADR 0054, on two more tables built alike in the same session: a merge of two of three
+// partitions judges and removes the dangling delete files in the driver on one, with Spark's
+// actions on the other (held over the bound); the same counts, exactly the dangling files gone
+// (the unmerged partition's delete files, which still apply, kept), the same rows.
 
 const infra = infraEnv();
 const sparkCatalog = 'h3dangling';
@@ -162,6 +166,11 @@ const tableUrl = (name: string) =>
 /** Built alike; the first expires under the job's bound, the second is held over it. */
 const EXPIRY_TWINS = ['expiry_driver', 'expiry_spark'] as const;
 
+/** Built alike; a merge of `eu` and `ap` judges dangling deletes in the driver on the first, with Spark on the second. */
+const DANGLING_TWINS = ['dangling_driver', 'dangling_spark'] as const;
+const twinsExpected = `${sparkCatalog}.${namespace}.twins_expected`;
+const deletesBefore = (name: string) => `${sparkCatalog}.${namespace}.${name}_deletes_before`;
+
 /** Every file under a table's location on the local warehouse. */
 async function filesOf(name: string): Promise<Set<string>> {
   const outcome = await catalog.loadTable({ ...table, name });
@@ -233,6 +242,30 @@ beforeAll(async () => {
           `INSERT OVERWRITE ${twin} SELECT * FROM ${twin}`,
         ];
       }),
+      // ADR 0054's twins: three partitions; a delete over all, new rows in `eu` (newer than its
+      // deletes), an update in `ap` (deletes as new as the last commit). A merge of `eu` and `ap`
+      // then leaves `eu`'s deletes older than every live file of the partition (Iceberg's
+      // sequence rule finds them), `ap`'s naming removed files, and `us`'s still applying.
+      ...DANGLING_TWINS.flatMap((name) => {
+        const twin = `${sparkCatalog}.${namespace}.${name}`;
+        const three = (from: number) =>
+          `${rows(from, 10, 'eu')}, ${rows(from + 100, 10, 'us')}, ${rows(from + 200, 10, 'ap')}`;
+        return [
+          `CREATE TABLE ${twin} (id BIGINT, region STRING, v STRING) USING iceberg
+           PARTITIONED BY (region)
+           TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read',
+                          'write.update.mode'='merge-on-read')`,
+          `INSERT INTO ${twin} VALUES ${three(1)}`,
+          `INSERT INTO ${twin} VALUES ${three(11)}`,
+          `DELETE FROM ${twin} WHERE id % 7 = 0`,
+          `INSERT INTO ${twin} VALUES ${rows(21, 10, 'eu')}`,
+          `UPDATE ${twin} SET v = 'updated' WHERE region = 'ap' AND id % 3 = 0`,
+          `CREATE TABLE ${deletesBefore(name)} USING iceberg AS
+           SELECT file_path, partition.region AS region FROM ${twin}.delete_files`,
+        ];
+      }),
+      `CREATE TABLE ${twinsExpected} USING iceberg AS
+       SELECT * FROM ${sparkCatalog}.${namespace}.${DANGLING_TWINS[0]}`,
     ],
     SLOW,
   );
@@ -246,9 +279,11 @@ afterAll(async () => {
     [
       `DROP TABLE IF EXISTS ${sqlName} PURGE`,
       `DROP TABLE IF EXISTS ${expectedName} PURGE`,
-      ...EXPIRY_TWINS.map(
+      ...[...EXPIRY_TWINS, ...DANGLING_TWINS].map(
         (name) => `DROP TABLE IF EXISTS ${sparkCatalog}.${namespace}.${name} PURGE`,
       ),
+      ...DANGLING_TWINS.map((name) => `DROP TABLE IF EXISTS ${deletesBefore(name)} PURGE`),
+      `DROP TABLE IF EXISTS ${twinsExpected} PURGE`,
       `DROP NAMESPACE IF EXISTS ${sparkCatalog}.${namespace}`,
     ],
     SLOW,
@@ -365,6 +400,110 @@ describe('a small table expires in the driver, as Spark’s action would (ADR 00
         EXPIRY_TWINS.map((name) =>
           sameRowsSql(`${sparkCatalog}.${namespace}.${name}`, expectedName),
         ),
+        SLOW,
+      );
+    },
+    4 * SPARK_TIMEOUT_MS,
+  ); // two spark-submits and the row check
+});
+
+describe('a small table’s merge removes its dangling deletes in the driver, as Spark’s actions would (ADR 0054)', () => {
+  it(
+    'the same counts, exactly the dangling delete files gone, the still-applying ones kept, the same rows',
+    async () => {
+      const region = (state: TableState, name: string): number =>
+        state.partitions
+          .filter((p) => p.partition.region === name)
+          .reduce((sum, p) => sum + p.deleteFiles, 0);
+      const runs: {
+        before: TableState;
+        after: TableState;
+        result: Record<string, unknown>;
+      }[] = [];
+      for (const [name, extra] of [
+        ['dangling_driver', []],
+        ['dangling_spark', ['--driver-dangling-max-files', '0']],
+      ] as const) {
+        const id: TableId = { ...table, name };
+        const load = async (): Promise<TableState> => {
+          const outcome = await catalog.loadTable(id);
+          if (outcome.status !== 'loaded') throw new Error(`expected ${name} loaded`);
+          return computeTableState(outcome.table);
+        };
+        const before = await load();
+        const task = {
+          ...mergeTask(before.tableUuid),
+          id: `merge/${sparkCatalog}/${namespace}/${name}`,
+          table: id,
+          parameters: {
+            ...mergeTask(before.tableUuid).parameters,
+            partitions: [[{ column: 'region', value: 'eu' }], [{ column: 'region', value: 'ap' }]],
+          },
+        };
+        const exit = await runJob(task, infra.python, [...extra]);
+        expect(exit.code, exit.stderr).toBe(0);
+        runs.push({ before, after: await load(), result: exit.result });
+      }
+      const [driver, spark] = runs;
+      type Dangling = {
+        removedDeleteFiles: number;
+        danglingPositionDeleteFilesFound: number;
+        danglingDeleteFilesRemoved?: number;
+        ranIn: string;
+      };
+      const byDriver = driver!.result.removeDanglingDeleteFiles as Dangling;
+      const bySpark = spark!.result.removeDanglingDeleteFiles as Dangling;
+      expect(byDriver.ranIn).toBe('driver');
+      expect(bySpark.ranIn).toBe('spark');
+      // Both of Spark's steps had work (the sequence rule in `eu`, removed files named in `ap`),
+      // and the driver counts its finds as they do.
+      expect(bySpark.removedDeleteFiles).toBeGreaterThan(0);
+      expect(bySpark.danglingPositionDeleteFilesFound).toBeGreaterThan(0);
+      expect(byDriver.removedDeleteFiles).toBe(bySpark.removedDeleteFiles);
+      expect(byDriver.danglingPositionDeleteFilesFound).toBe(
+        bySpark.danglingPositionDeleteFilesFound,
+      );
+      expect(spark!.result.rewritePositionDeleteFiles).toMatchObject({
+        rewrittenDeleteFiles: bySpark.danglingPositionDeleteFilesFound,
+        addedDeleteFiles: 0,
+      });
+      expect(driver!.result.rewritePositionDeleteFiles).toBeUndefined();
+      expect(driver!.result.commits).toEqual(
+        expect.objectContaining({
+          deleteFilesRemoved: (spark!.result.commits as { deleteFilesRemoved: number })
+            .deleteFilesRemoved,
+        }),
+      );
+      for (const run of runs) {
+        // Every delete file of the merged partitions dangled and is gone; `us` keeps its own.
+        const merged = region(run.before, 'eu') + region(run.before, 'ap');
+        expect(region(run.before, 'us')).toBeGreaterThan(0);
+        expect(run.before.files.danglingDeletes.positionDeleteFiles).toBe(0);
+        expect(region(run.after, 'eu') + region(run.after, 'ap')).toBe(0);
+        expect(region(run.after, 'us')).toBe(region(run.before, 'us'));
+        expect(run.after.files.danglingDeletes).toEqual({
+          positionDeleteFiles: 0,
+          equalityDeleteFiles: 0,
+          deletionVectors: 0,
+        });
+        expect(run.after.files.positionDeleteFiles).toBe(region(run.before, 'us'));
+        if (run === driver) expect(byDriver.danglingDeleteFilesRemoved).toBe(merged);
+      }
+      // The delete files left are exactly `us`'s from before, by path; the rows are unchanged.
+      await sparkSql(
+        infra,
+        sparkCatalog,
+        DANGLING_TWINS.flatMap((name) => {
+          const twin = `${sparkCatalog}.${namespace}.${name}`;
+          const kept = `SELECT file_path FROM ${deletesBefore(name)} WHERE region = 'us'`;
+          return [
+            sameRowsSql(
+              `(SELECT file_path FROM ${twin}.delete_files) AS left_now`,
+              `(${kept}) AS kept`,
+            ),
+            sameRowsSql(twin, twinsExpected),
+          ];
+        }),
         SLOW,
       );
     },
