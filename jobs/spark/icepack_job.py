@@ -1260,8 +1260,8 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
     f = x.f
     snapshots = x.lists.newArrayList(table.snapshots())
     try:
-        # A v1 snapshot may have no manifest list: "null".
-        manifest_lists = set(f.text_by(snapshots, x.manifest_list)) - {"null"}
+        # A v1 snapshot may have no manifest list: "null" (or empty, as the old count skipped).
+        manifest_lists = set(f.text_by(snapshots, x.manifest_list)) - {"null", ""}
         statistics_files = set(f.text_by(table.statisticsFiles(), x.statistics_path)) | set(
             f.text_by(table.partitionStatisticsFiles(), x.partition_statistics_path)
         )
