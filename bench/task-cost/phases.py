@@ -47,6 +47,19 @@ class Clock:
         self.pids = pids
         self.phases: dict[str, list[float]] = {}
         self.stack: list[str] = []
+        # Py4J round trips (commands sent to the JVM) by phase, nested phases apart as above.
+        self.calls = 0
+        self.phase_calls: dict[str, int] = {}
+
+    def count_calls(self, gateway_client) -> None:
+        """Counts every command this Python sends the JVM (each a round trip)."""
+        send = gateway_client.send_command
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return send(*args, **kwargs)
+
+        gateway_client.send_command = counted
 
     def cpu(self) -> float:
         # The job's own /proc reading (utime + stime), the figure its result reports.
@@ -61,13 +74,17 @@ class Clock:
         def timed(*args, **kwargs):
             label = phase() if callable(phase) else phase
             # Nested phases count in their own line only (the outer one is charged the rest).
-            wall0, cpu0 = time.monotonic(), self.cpu()
+            wall0, cpu0, calls0 = time.monotonic(), self.cpu(), self.calls
             self.stack.append(label)
             try:
                 return original(*args, **kwargs)
             finally:
                 self.stack.pop()
                 wall, cpu = time.monotonic() - wall0, self.cpu() - cpu0
+                calls = self.calls - calls0
+                self.phase_calls[label] = self.phase_calls.get(label, 0) + calls
+                if self.stack:
+                    self.phase_calls[self.stack[-1]] = self.phase_calls.get(self.stack[-1], 0) - calls
                 entry = self.phases.setdefault(label, [0.0, 0.0])
                 entry[0] += wall
                 entry[1] += cpu
@@ -187,6 +204,7 @@ def main() -> None:
     spark = session(args.catalog, args.catalog_uri)
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     clock = Clock(job, [jvm_pid, os.getpid()])
+    clock.count_calls(spark.sparkContext._gateway._gateway_client)
     instrument(job, clock)
     ns = "tc" + uuid.uuid4().hex[:8]
     spark.sql(f"CREATE NAMESPACE `{args.catalog}`.`{ns}`")
@@ -211,10 +229,11 @@ def main() -> None:
         for name, kind in tables:
             table_uuid = str(job.load_table(spark, args.catalog, {"namespace": [ns], "name": name}).uuid())
             for task in tasks_for(args.catalog, ns, name, table_uuid):
-                clock.phases = {}
-                wall0, cpu0 = time.monotonic(), clock.cpu()
+                clock.phases, clock.phase_calls = {}, {}
+                wall0, cpu0, calls0 = time.monotonic(), clock.cpu(), clock.calls
                 payload = job.run_in_session(spark, jargs, task, time.monotonic(), 0.0)
                 wall, cpu = time.monotonic() - wall0, clock.cpu() - cpu0
+                calls = clock.calls - calls0
                 if report:
                     line = {
                         "kind": "task",
@@ -223,6 +242,9 @@ def main() -> None:
                         "wall": round(wall, 3),
                         "cpu": round(cpu, 3),
                         "phases": {k: [round(v[0], 3), round(v[1], 3)] for k, v in clock.phases.items()},
+                        # Py4J round trips: the task's (the /proc CPU reads are Python only) and by phase.
+                        "py4jCalls": calls,
+                        "phaseCalls": clock.phase_calls,
                         "before": payload["before"],
                         "after": payload["after"],
                         "outcome": {k: v for k, v in payload.items() if k in ("rewriteDataFiles", "removeDanglingDeleteFiles", "rewritePositionDeleteFiles", "expireSnapshots")},

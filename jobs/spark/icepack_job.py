@@ -890,6 +890,10 @@ class _JvmFunctions:
         self.function = jvm.java.util.function.Function._java_lang_class
         self.string = jvm.java.lang.String._java_lang_class
         self.object = jvm.java.lang.Object._java_lang_class
+        self.string_class = jvm.java.lang.String
+        self.to_list = jvm.java.util.stream.Collectors.toList()
+        self.array = jvm.java.lang.reflect.Array
+        self.contains = None  # Collection.contains, looked up on first use
         # String.valueOf(Object): what each value crosses as (`null` → "null").
         self.value_of = self.lookup.findStatic(self.string, "valueOf", self.method_type(self.string, self.object))
 
@@ -906,19 +910,111 @@ class _JvmFunctions:
 
     def mapped(self, items, function):
         """`items` (a Java list) mapped by `function`, as a Java list."""
-        return items.stream().map(function).collect(self.jvm.java.util.stream.Collectors.toList())
+        return items.stream().map(function).collect(self.to_list)
 
     def text(self, items, handle) -> list[str]:
         """`handle` applied to each of `items`, rendered by String.valueOf, in one transfer."""
-        size = items.size()
+        return self.text_by(items, self.renders(handle))
+
+    def text_by(self, items, renders) -> list[str]:
+        """`text` with the Function `renders` made once (`renders`)."""
+        if items.size() == 0:
+            return []
+        return self.strings(self.mapped(items, renders))
+
+    def rendered(self, handle):
+        """The handle of `String.valueOf(handle(x))`."""
+        return self.then(handle.asType(handle.type().changeReturnType(self.object)), self.value_of)
+
+    def renders(self, handle):
+        """The Function `x -> String.valueOf(handle(x))`."""
+        return self.of(self.rendered(handle))
+
+    def strings(self, values) -> list[str]:
+        """A Java list of strings in one transfer; ValueError when one of them holds the
+        separator (the count read back differs)."""
+        size = values.size()
         if size == 0:
             return []
-        rendered = self.then(handle.asType(handle.type().changeReturnType(self.object)), self.value_of)
-        joined = self.jvm.java.lang.String.join(_UNIT_SEPARATOR, self.mapped(items, self.of(rendered)))
-        values = str(joined).split(_UNIT_SEPARATOR)
-        if len(values) != size:
-            raise ValueError(f"{size} values, {len(values)} after the transfer")
-        return values
+        split = split_transfer(str(self.string_class.join(_UNIT_SEPARATOR, values)), size)
+        if split is None:
+            raise ValueError(f"{size} values, another count after the transfer")
+        return split
+
+    def strings_exact(self, values) -> list[str]:
+        """`strings`, or, when a value holds the separator, each value on its own (a round trip
+        each): for what must be read whatever it holds (paths after a commit)."""
+        try:
+            return self.strings(values)
+        except ValueError:
+            return [str(value) for value in _each(values)]
+
+    def text_exact(self, items, renders) -> list[str]:
+        """`text_by` by `strings_exact`."""
+        if items.size() == 0:
+            return []
+        return self.strings_exact(self.mapped(items, renders))
+
+    def static(self, owner, name: str, returns, *params):
+        """The handle of the static `owner.name(params)` (Py4J JavaClasses)."""
+        return self.lookup.findStatic(
+            owner._java_lang_class, name, self.method_type(returns._java_lang_class, self._classes(params))
+        )
+
+    def method(self, owner, name: str, returns, *params):
+        """The handle of `owner.name(params)`, the receiver first (Py4J JavaClasses, or a
+        `java.lang.Class` such as `Long.TYPE` for a primitive)."""
+        return self.lookup.findVirtual(
+            owner._java_lang_class, name, self.method_type(_java_class(returns), self._classes(params))
+        )
+
+    def _classes(self, params) -> Any:
+        return self._array([_java_class(param) for param in params], self.jvm.java.lang.Class._java_lang_class)
+
+    def _array(self, items: list, component) -> Any:
+        array = self.array.newInstance(component, len(items))
+        for index, item in enumerate(items):
+            array[index] = item
+        return array
+
+    def with_args(self, handle, position: int, *values):
+        """`handle` with its arguments from `position` on fixed to `values` (Java objects)."""
+        return self.handles.insertArguments(handle, position, self._array(list(values), self.object))
+
+    def predicate(self, handle):
+        """A `java.util.function.Predicate` of a handle returning boolean."""
+        return self.proxies.asInterfaceInstance(self.jvm.java.util.function.Predicate._java_lang_class, handle)
+
+    def is_in(self, handle, values):
+        """The handle of `values.contains(handle(x))` (`values` a Java collection)."""
+        if self.contains is None:
+            self.contains = self.lookup.findVirtual(
+                self.jvm.java.util.Collection._java_lang_class,
+                "contains",
+                self.method_type(self.jvm.java.lang.Boolean.TYPE, self.object),
+            )
+        return self.then(handle.asType(handle.type().changeReturnType(self.object)), self.contains.bindTo(values))
+
+    def is_value(self, handle, value):
+        """The handle of `value.equals(handle(x))`."""
+        equals = self.lookup.findVirtual(
+            self.object, "equals", self.method_type(self.jvm.java.lang.Boolean.TYPE, self.object)
+        ).bindTo(value)
+        return self.then(handle.asType(handle.type().changeReturnType(self.object)), equals)
+
+
+def _java_class(kind) -> Any:
+    """A Py4J JavaClass's `java.lang.Class`; a `java.lang.Class` (a primitive's TYPE) as is."""
+    from py4j.java_gateway import JavaClass
+
+    return kind._java_lang_class if isinstance(kind, JavaClass) else kind
+
+
+def split_transfer(joined: str, size: int) -> list[str] | None:
+    """The `size` values of one joined transfer; None when the count read back differs (a value
+    held the separator)."""
+    values = joined.split(_UNIT_SEPARATOR)
+    return values if len(values) == size else None
 
 
 # Separates the strings of one transfer: a path or a rendered partition does not hold it.
@@ -1154,28 +1250,101 @@ def run_expire(spark, table, allowed: dict[str, Any], in_driver: bool = False) -
 def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | None:
     """Iceberg core's RemoveSnapshots with the same cutoff and count as the action. Its deletes
     are collected (a JVM `Stream.Builder` is the `Consumer<String>`: no Python callback), then
-    done through the table's FileIO (in bulk where it can) and counted by kind."""
+    done through the table's FileIO (in bulk where it can) and counted by kind. Snapshots,
+    manifests and delete files are mapped in the JVM (`ExpiryJvm`) and their values cross
+    Py4J joined, so the round trips are a fixed few whatever their numbers."""
     jvm = spark.sparkContext._jvm
-    snapshots = {str(s.snapshotId()): s for s in table.snapshots()}
-    manifest_lists = {str(s.manifestListLocation()) for s in snapshots.values() if s.manifestListLocation()}
-    statistics_files = {str(f.path()) for f in table.statisticsFiles()} | {
-        str(f.path()) for f in table.partitionStatisticsFiles()
-    }
-    collector = jvm.java.util.stream.Stream.builder()
+    x = expiry_jvm(jvm)
+    if x is None:
+        return None  # the Spark action then
+    f = x.f
+    snapshots = x.lists.newArrayList(table.snapshots())
+    try:
+        # A v1 snapshot may have no manifest list: "null" (or empty, as the old count skipped).
+        manifest_lists = set(f.text_by(snapshots, x.manifest_list)) - {"null", ""}
+        statistics_files = set(f.text_by(table.statisticsFiles(), x.statistics_path)) | set(
+            f.text_by(table.partitionStatisticsFiles(), x.partition_statistics_path)
+        )
+    except ValueError as error:
+        print(f"icepack_job: expiry not counted in the driver: {error}", file=sys.stderr)
+        return None
+    collector = x.stream.builder()
     expire = reachable_cleanup(spark, table.expireSnapshots())
     if expire is None:
         return None  # the Spark action then: it cleans by reachability
     expire.expireOlderThan(allowed["olderThanMs"]).retainLast(allowed["retainLast"]).deleteWith(collector).commit()
-    paths = collector.build().collect(jvm.java.util.stream.Collectors.toList())
-    deleted = [str(path) for path in paths]
+    paths = collector.build().collect(f.to_list)
+    deleted = f.strings_exact(paths)
     if not deleted:
         return dict.fromkeys(EXPIRY_KINDS, 0)
     # Read before the deletes: the expired snapshots' manifest lists are among them.
-    left = {str(s.snapshotId()) for s in table.snapshots()}
-    expired = [s for snapshot_id, s in snapshots.items() if snapshot_id not in left]
-    manifests, delete_files = expired_manifests(jvm, table, expired, set(deleted) - manifest_lists - statistics_files)
+    left = x.hash_set(f.mapped(x.lists.newArrayList(table.snapshots()), x.snapshot_id))
+    snapshots.removeIf(f.predicate(f.is_in(x.snapshot_id_handle, left)))  # the expired ones
+    manifests, delete_files = expired_manifests(x, table, snapshots, set(deleted) - manifest_lists - statistics_files)
     gone = deleted_now(spark, table.io(), paths, deleted)
     return classify_deleted(gone, manifest_lists, statistics_files, manifests, delete_files)
+
+
+class ExpiryJvm:
+    """What the expiry's count maps snapshots, manifests and delete files with in the JVM:
+    Functions of Iceberg's getters (`_JvmFunctions`) and the JVM classes it calls, looked up
+    once per session (`expiry_jvm`) and before the first commit."""
+
+    def __init__(self, jvm) -> None:
+        f = _JvmFunctions(jvm)
+        iceberg = jvm.org.apache.iceberg
+        collect = iceberg.relocated.com.google.common.collect
+        string, function = jvm.java.lang.String, jvm.java.util.function
+        self.f = f
+        self.lists, self.iterables = collect.Lists, collect.Iterables
+        self.hash_set, self.stream = jvm.java.util.HashSet, jvm.java.util.stream.Stream
+        self.closeable_iterable = iceberg.io.CloseableIterable
+        self.snapshot_id_handle = f.method(iceberg.Snapshot, "snapshotId", jvm.java.lang.Long.TYPE)
+        self.snapshot_id = f.of(self.snapshot_id_handle)
+        self.manifest_list = f.renders(f.method(iceberg.Snapshot, "manifestListLocation", string))
+        self.statistics_path = f.renders(f.method(iceberg.StatisticsFile, "path", string))
+        self.partition_statistics_path = f.renders(f.method(iceberg.PartitionStatisticsFile, "path", string))
+        self.all_manifests = f.method(iceberg.Snapshot, "allManifests", jvm.java.util.List, iceberg.io.FileIO)
+        path = f.method(iceberg.ManifestFile, "path", string)
+        self.manifest_path = f.renders(path)
+        by_path = f.of(path)
+        # Manifests by path, the first of each (allManifests of two snapshots share most).
+        self.unique_by_path = jvm.java.util.stream.Collectors.toMap(
+            by_path, function.Function.identity(), function.BinaryOperator.minBy(jvm.java.util.Comparator.comparing(by_path))
+        )
+        self.is_delete_manifest = f.predicate(
+            f.is_value(f.method(iceberg.ManifestFile, "content", iceberg.ManifestContent), iceberg.ManifestContent.DELETES)
+        )
+        self.read_delete_manifest = f.static(
+            iceberg.ManifestFiles,
+            "readDeleteManifest",
+            iceberg.ManifestReader,
+            iceberg.ManifestFile,
+            iceberg.io.FileIO,
+            jvm.java.util.Map,
+        )
+        self.location = f.renders(f.method(iceberg.ContentFile, "location", string))
+        self.content = f.renders(f.method(iceberg.ContentFile, "content", iceberg.FileContent))
+
+
+# The session's ExpiryJvm: (the Py4J JVM view it was made in, it).
+_EXPIRY_JVM: list[tuple[Any, ExpiryJvm]] = []
+
+
+def expiry_jvm(jvm) -> ExpiryJvm | None:
+    """The session's `ExpiryJvm`, made on its first cleanup; None (logged) when this Iceberg
+    lacks one of its getters: the action runs."""
+    from py4j.protocol import Py4JJavaError
+
+    if _EXPIRY_JVM and _EXPIRY_JVM[0][0] is jvm:
+        return _EXPIRY_JVM[0][1]
+    try:
+        made = ExpiryJvm(jvm)
+    except Py4JJavaError as error:
+        print(f"icepack_job: expiry not counted in the driver: {error.java_exception}", file=sys.stderr)
+        return None
+    _EXPIRY_JVM[:] = [(jvm, made)]
+    return made
 
 
 def reachable_cleanup(spark, expire):
@@ -1202,29 +1371,34 @@ def reachable_cleanup(spark, expire):
     return expire
 
 
-def expired_manifests(jvm, table, expired: list, candidates: set[str]) -> tuple[set[str], dict[str, str]]:
-    """The manifests of the expired snapshots, and each delete file live in one of their delete
-    manifests with its content. Delete manifests are read only when a deleted path is left that
-    is not a manifest: a content file."""
-    io = table.io()
-    manifests: dict[str, Any] = {}
-    for snapshot in expired:
-        for manifest in snapshot.allManifests(io):
-            manifests.setdefault(str(manifest.path()), manifest)
+def expired_manifests(x: ExpiryJvm, table, expired, candidates: set[str]) -> tuple[set[str], dict[str, str]]:
+    """The manifests of the `expired` snapshots (a Java list), and each delete file live in one
+    of their delete manifests with its content. Delete manifests are read only when a deleted
+    path is left that is not a manifest: a content file. All in the JVM: the manifest lists are
+    read by a mapping, the manifests made unique by path, the delete manifests read through one
+    concatenation (which closes each reader when it is read through)."""
+    from py4j.java_gateway import get_method
+
+    f, io = x.f, table.io()
+    listed = x.iterables.concat(f.mapped(expired, f.of(f.with_args(x.all_manifests, 1, io))))
+    by_path = x.lists.newArrayList(listed).stream().collect(x.unique_by_path)
+    # Py4J wraps a Java Map as a Python mapping, whose `values()` would iterate it in Python.
+    unique = x.lists.newArrayList(get_method(by_path, "values")())
+    manifests = set(f.text_exact(unique, x.manifest_path))
     delete_files: dict[str, str] = {}
-    if not candidates - set(manifests):
-        return set(manifests), delete_files
-    specs = table.specs()
-    for manifest in manifests.values():
-        if str(manifest.content().name()) != "DELETES":
-            continue
-        reader = jvm.org.apache.iceberg.ManifestFiles.readDeleteManifest(manifest, io, specs)
-        try:
-            for delete_file in reader.iterator():
-                delete_files[str(delete_file.location())] = str(delete_file.content().name())
-        finally:
-            reader.close()
-    return set(manifests), delete_files
+    if not candidates - manifests:
+        return manifests, delete_files
+    delete_manifests = unique.stream().filter(x.is_delete_manifest).collect(f.to_list)
+    if delete_manifests.size() == 0:
+        return manifests, delete_files
+    readers = f.mapped(delete_manifests, f.of(f.with_args(x.read_delete_manifest, 1, io, table.specs())))
+    entries = x.closeable_iterable.concat(readers)
+    try:
+        live = x.lists.newArrayList(entries)  # the live entries, copied
+    finally:
+        entries.close()
+    delete_files = dict(zip(f.text_exact(live, x.location), f.text_by(live, x.content), strict=True))
+    return manifests, delete_files
 
 
 def deleted_now(spark, io, paths, deleted: list[str]) -> list[str]:

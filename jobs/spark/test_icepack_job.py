@@ -1925,5 +1925,84 @@ class DeletedNowTest(unittest.TestCase):
         self.assertEqual(gone, ["a", "b"])
 
 
+class _JavaStrings:
+    """A Java list of strings as Py4J shows it: size() and iterator()."""
+
+    def __init__(self, values: list[str]) -> None:
+        self.values = values
+
+    def size(self) -> int:
+        return len(self.values)
+
+    def iterator(self):
+        values = iter(self.values)
+        box: list = []
+
+        class It:
+            def hasNext(self) -> bool:
+                if not box:
+                    box.append(next(values, StopIteration))
+                return box[0] is not StopIteration
+
+            def next(self):
+                return box.pop()
+
+        return It()
+
+
+class ExpiryTransferTest(unittest.TestCase):
+    """The expiry's count reads snapshots, manifests and delete files through joined transfers
+    made in the JVM, with its handles looked up once per session (decision 0051, amended)."""
+
+    def _functions(self):
+        jvm = mock.MagicMock()
+        jvm.java.lang.String.join.side_effect = lambda separator, values: separator.join(values.values)
+        return job._JvmFunctions(jvm), jvm
+
+    def test_a_transfer_splits_into_its_values_or_says_it_cannot(self):
+        sep = job._UNIT_SEPARATOR
+        self.assertEqual(job.split_transfer(f"a{sep}b{sep}", 3), ["a", "b", ""])
+        self.assertIsNone(job.split_transfer(f"a{sep}b{sep}c", 2))
+
+    def test_strings_cross_in_one_join(self):
+        f, jvm = self._functions()
+        self.assertEqual(f.strings(_JavaStrings(["s3://w/a.parquet", "s3://w/b.avro"])), ["s3://w/a.parquet", "s3://w/b.avro"])
+        self.assertEqual(jvm.java.lang.String.join.call_count, 1)
+        self.assertEqual(f.strings(_JavaStrings([])), [])
+        self.assertEqual(jvm.java.lang.String.join.call_count, 1)
+
+    def test_a_value_holding_the_separator_is_refused_or_read_one_by_one(self):
+        f, _ = self._functions()
+        odd = ["a" + job._UNIT_SEPARATOR + "b", "c"]
+        with self.assertRaises(ValueError):
+            f.strings(_JavaStrings(odd))
+        # After a commit the deleted paths must be read whatever they hold.
+        self.assertEqual(f.strings_exact(_JavaStrings(odd)), odd)
+
+    class JavaError(Exception):
+        java_exception = "NoSuchMethodException: manifestListLocation"
+
+    def test_the_handles_are_looked_up_once_per_session(self):
+        first, second = mock.MagicMock(), mock.MagicMock()
+        with mock.patch.object(job, "ExpiryJvm", side_effect=lambda jvm: ("made", jvm)) as made, mock.patch.object(
+            job, "_EXPIRY_JVM", []
+        ):
+            self.assertEqual(job.expiry_jvm(first), ("made", first))
+            self.assertEqual(job.expiry_jvm(first), ("made", first))
+            self.assertEqual(job.expiry_jvm(second), ("made", second))  # a new session's JVM
+        self.assertEqual(made.call_count, 2)
+
+    def test_an_iceberg_without_a_getter_leaves_the_expiry_to_the_action(self):
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        err = io.StringIO()
+        with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
+            job, "ExpiryJvm", side_effect=self.JavaError()
+        ), mock.patch.object(job, "_EXPIRY_JVM", []), redirect_stderr(err):
+            self.assertIsNone(job.expiry_jvm(mock.MagicMock()))
+            spark = mock.MagicMock()
+            self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
+        self.assertIn("manifestListLocation", err.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()
