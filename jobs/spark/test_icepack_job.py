@@ -1984,9 +1984,11 @@ class ExpiryTransferTest(unittest.TestCase):
 
     def test_the_handles_are_looked_up_once_per_session(self):
         first, second = mock.MagicMock(), mock.MagicMock()
-        with mock.patch.object(job, "ExpiryJvm", side_effect=lambda jvm: ("made", jvm)) as made, mock.patch.object(
-            job, "_EXPIRY_JVM", []
-        ):
+        # py4j stubbed as the neighbouring tests do: the pure-parts suite runs without Spark's venv.
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
+            job, "ExpiryJvm", side_effect=lambda jvm: ("made", jvm)
+        ) as made, mock.patch.object(job, "_EXPIRY_JVM", []):
             self.assertEqual(job.expiry_jvm(first), ("made", first))
             self.assertEqual(job.expiry_jvm(first), ("made", first))
             self.assertEqual(job.expiry_jvm(second), ("made", second))  # a new session's JVM
