@@ -3,8 +3,9 @@ import type { Bindings, Logger } from 'pino';
 /**
  * `parent.child(bindings)`, made the first time the logger is used. A pino child serialises
  * and redacts its bindings when it is made: the consumer gives every message a logger (two,
- * with the handler's), most of which never write a line, and making them eagerly was ~5 % of a
- * planner replica's CPU (issue 17, bench/results/planner-replica-cpu-2026-12-04.md). The
+ * with the handler's), most of which never write a line, and making them eagerly was ~26 µs
+ * a message, ~4 % of a planner replica's CPU (issue 17,
+ * bench/results/planner-replica-cpu-2026-12-04.md). The
  * lines it writes are the child's: same bindings, level and redaction.
  */
 export function lazyChild(parent: Logger, bindings: Bindings): Logger {
