@@ -34,8 +34,13 @@ const warmUp = Number(process.argv[6] ?? 1);
 const concurrency = Number(process.argv[7] ?? 3);
 const topicPartitions = Number(process.argv[8] ?? 3);
 // Messages of one partition handled at once (`messagesInFlight`, ADR 0052; 1 = one at a time,
-// the only way before it).
-const messagesInFlight = Number(process.argv[9] ?? 1);
+// the only way before it). A list (`8,32`) runs each code at each value, alternating, to
+// compare settings on the same machine and load (`ICEPACK_PLANNER_STATES_IN_FLIGHT`'s default).
+const inFlightArg = process.argv[9] ?? '1';
+const inFlights = inFlightArg.split(',').map(Number);
+for (const n of inFlights)
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error('messages in flight must be whole numbers ≥ 1');
 for (const [name, n] of Object.entries({
   tables,
   partitions,
@@ -61,6 +66,8 @@ const admin = new runtime.KafkaClient({ brokers, clientId: 'bench-replica-admin'
 interface ReplicaCode {
   readonly label: string;
   readonly root: string;
+  /** Messages of one partition in flight for this run. */
+  readonly inFlight: number;
   readonly rt: typeof runtime;
   // Each checkout's own classes; typed loosely, their shapes differ between versions.
   readonly planner: Record<string, new (...o: never[]) => never>;
@@ -70,7 +77,7 @@ interface ReplicaCode {
   readonly message: (state: TableState) => Buffer;
 }
 
-async function load(label: string, root: string): Promise<ReplicaCode> {
+async function load(label: string, root: string, inFlight: number): Promise<ReplicaCode> {
   const at = async <T = new (...o: never[]) => never>(path: string, name: string): Promise<T> =>
     ((await import(resolve(root, 'services/planner/src/adapters', path))) as Record<string, T>)[
       name
@@ -87,6 +94,7 @@ async function load(label: string, root: string): Promise<ReplicaCode> {
   return {
     label,
     root,
+    inFlight,
     rt,
     planner: {
       Planner: await at('planner.ts', 'Planner'),
@@ -248,7 +256,7 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
       dlqTopic,
       partitionsConsumedConcurrently: concurrency,
       // Ignored by a runtime without it (before ADR 0052).
-      ...({ messagesInFlight } as object),
+      ...({ messagesInFlight: code.inFlight } as object),
       onTombstone: handlers.onTombstone as never,
       handlers: {
         TableScanned: async (envelope, context) => {
@@ -274,7 +282,7 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
     const cpu = process.cpuUsage(cpuAt);
     if (inspector !== undefined && pass > 0) {
       const { profile } = await inspector.post('Profiler.stop');
-      const file = `${profileDir}/${code.label.split(' ')[0]}-${pass}-${rows.length}.cpuprofile`;
+      const file = `${profileDir}/${code.label.split(' ')[0]}-${code.inFlight}-${pass}-${rows.length}.cpuprofile`;
       writeFileSync(file, JSON.stringify(profile));
     }
     const kafkaSeconds = kafkaCpu() - kafkaAt;
@@ -340,7 +348,20 @@ async function topicSize(topic: string): Promise<number> {
   }
 }
 
-const codes = [await load(`old (${oldRoot})`, oldRoot), await load(`new (${newRoot})`, newRoot)];
+// Old and new (one of them when both are this checkout), each at every in-flight value given.
+const roots =
+  oldRoot === newRoot
+    ? [['this', newRoot]]
+    : [
+        ['old', oldRoot],
+        ['new', newRoot],
+      ];
+const codes: ReplicaCode[] = [];
+for (const n of inFlights)
+  for (const [name, root] of roots)
+    codes.push(
+      await load(`${name} (${root})${inFlights.length > 1 ? `, ${n} in flight` : ''}`, root!, n),
+    );
 for (let pass = 1; pass <= warmUp; pass++) for (const code of codes) await run(code, 0);
 const rows: Row[] = [];
 for (let pass = 1; pass <= passes; pass++) {
@@ -358,10 +379,10 @@ const summary = codes.flatMap((c) =>
       `| ${c.label} | ${round} | **${Math.round(of(c, round, (r) => r.perSecond))}** | ${of(c, round, (r) => r.p50).toFixed(1)} | ${of(c, round, (r) => r.p99).toFixed(1)} | ${of(c, round, (r) => r.nodeMs).toFixed(3)} | ${of(c, round, (r) => r.redisMs).toFixed(3)} | ${of(c, round, (r) => r.kafkaMs).toFixed(3)} |`,
   ),
 );
-console.log(`# One real planner replica: old vs new, alternating (real Kafka and Redis)
+console.log(`# One real planner replica: ${roots.length > 1 ? 'old vs new' : 'settings'}, alternating (real Kafka and Redis)
 
-Command: \`node bench/planner/replica.ts ${oldRoot} ${tables} ${partitions} ${passes} ${warmUp} ${concurrency} ${topicPartitions} ${messagesInFlight}\`
-(${warmUp} unmeasured warm-up pass${warmUp === 1 ? '' : 'es'} of each code first; per round ${tables} \`TableScanned\` messages of tables of ${partitions} partitions on a fresh topic of ${topicPartitions} partitions, consumed by one replica with \`partitionsConsumedConcurrently\` ${concurrency} and \`messagesInFlight\` ${messagesInFlight} (ignored by code without it); timed from the first handler's start to the last one's end.)
+Command: \`node bench/planner/replica.ts ${oldRoot} ${tables} ${partitions} ${passes} ${warmUp} ${concurrency} ${topicPartitions} ${inFlightArg}\`
+(${warmUp} unmeasured warm-up pass${warmUp === 1 ? '' : 'es'} of each code first; per round ${tables} \`TableScanned\` messages of tables of ${partitions} partitions on a fresh topic of ${topicPartitions} partitions, consumed by one replica with \`partitionsConsumedConcurrently\` ${concurrency} and \`messagesInFlight\` ${inFlightArg} (ignored by code without it); timed from the first handler's start to the last one's end.)
 Target: ≥ 2,000 states/s per replica.
 
 Median over ${passes} passes (handler ms: one state's handling, wall; CPU ms per state: this
