@@ -49,9 +49,10 @@ export const configSchema = baseConfigSchema('planner').extend({
   ICEPACK_PLANNER_CONCURRENCY: step(3),
   /**
    * Table states of one partition handled at once, of different tables (a table's states one
-   * after another, in order; ADR 0052): up to CONCURRENCY × this in flight per replica.
+   * after another, in order; ADR 0052): up to CONCURRENCY × this in flight per replica. 32:
+   * the best of 4–64 measured (bench/results/planner-states-in-flight-2026-12-04.md).
    */
-  ICEPACK_PLANNER_STATES_IN_FLIGHT: step(8),
+  ICEPACK_PLANNER_STATES_IN_FLIGHT: step(32),
   ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
   /** Time between aging passes (cluster-wide; one replica does each). */
   ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),
