@@ -894,6 +894,7 @@ class _JvmFunctions:
         self.to_list = jvm.java.util.stream.Collectors.toList()
         self.array = jvm.java.lang.reflect.Array
         self.contains = None  # Collection.contains, looked up on first use
+        self.classes: dict[str, Any] = {}  # java.lang.Class by name (`cls`)
         # String.valueOf(Object): what each value crosses as (`null` → "null").
         self.value_of = self.lookup.findStatic(self.string, "valueOf", self.method_type(self.string, self.object))
 
@@ -904,7 +905,7 @@ class _JvmFunctions:
     def keep_first(self):
         """The `java.util.function.BinaryOperator` `(a, b) -> a`."""
         first = self.handles.dropArguments(self.handles.identity(self.object), 1, self._classes((self.object,)))
-        return self.proxies.asInterfaceInstance(self.jvm.java.util.function.BinaryOperator._java_lang_class, first)
+        return self.proxies.asInterfaceInstance(self.cls("java.util.function.BinaryOperator"), first)
 
     def of(self, handle):
         return self.proxies.asInterfaceInstance(self.function, handle)
@@ -954,20 +955,39 @@ class _JvmFunctions:
         return self.strings_exact(self.mapped(items, renders))
 
     def static(self, owner, name: str, returns, *params):
-        """The handle of the static `owner.name(params)` (Py4J JavaClasses)."""
-        return self.lookup.findStatic(
-            owner._java_lang_class, name, self.method_type(returns._java_lang_class, self._classes(params))
-        )
+        """The handle of the static `owner.name(params)` (classes as `cls` takes them)."""
+        return self.lookup.findStatic(self.cls(owner), name, self._type(returns, params))
 
     def method(self, owner, name: str, returns, *params):
-        """The handle of `owner.name(params)`, the receiver first (Py4J JavaClasses, or a
-        `java.lang.Class` such as `Long.TYPE` for a primitive)."""
-        return self.lookup.findVirtual(
-            owner._java_lang_class, name, self.method_type(_java_class(returns), self._classes(params))
-        )
+        """The handle of `owner.name(params)`, the receiver first (classes as `cls` takes them)."""
+        return self.lookup.findVirtual(self.cls(owner), name, self._type(returns, params))
+
+    def java(self, name: str) -> Any:
+        """The Py4J JavaClass of the class `name`, for its static members, made without a
+        round trip (`jvm.a.b.C` takes one per name part)."""
+        from py4j.java_gateway import JavaClass
+
+        return JavaClass(name, self.jvm._gateway_client)
+
+    def cls(self, kind) -> Any:
+        """A `java.lang.Class`: of a class name (looked up once: one round trip), of a Py4J
+        JavaClass, or a `java.lang.Class` as is (such as `Long.TYPE` for a primitive)."""
+        from py4j.java_gateway import JavaClass
+
+        if isinstance(kind, str):
+            if kind not in self.classes:
+                self.classes[kind] = self.java(kind)._java_lang_class
+            return self.classes[kind]
+        return kind._java_lang_class if isinstance(kind, JavaClass) else kind
+
+    def _type(self, returns, params) -> Any:
+        """The MethodType; no array of parameter classes for none or one (fewer round trips)."""
+        if len(params) <= 1:
+            return self.method_type(self.cls(returns), *(self.cls(param) for param in params))
+        return self.method_type(self.cls(returns), self._classes(params))
 
     def _classes(self, params) -> Any:
-        return self._array([_java_class(param) for param in params], self.jvm.java.lang.Class._java_lang_class)
+        return self._array([self.cls(param) for param in params], self.cls("java.lang.Class"))
 
     def _array(self, items: list, component) -> Any:
         array = self.array.newInstance(component, len(items))
@@ -981,7 +1001,7 @@ class _JvmFunctions:
 
     def predicate(self, handle):
         """A `java.util.function.Predicate` of a handle returning boolean."""
-        return self.proxies.asInterfaceInstance(self.jvm.java.util.function.Predicate._java_lang_class, handle)
+        return self.proxies.asInterfaceInstance(self.cls("java.util.function.Predicate"), handle)
 
     def is_in(self, handle, values):
         """The handle of `values.contains(handle(x))` (`values` a Java collection)."""
@@ -1001,13 +1021,6 @@ class _JvmFunctions:
         return self.then(handle.asType(handle.type().changeReturnType(self.object)), equals)
 
 
-def _java_class(kind) -> Any:
-    """A Py4J JavaClass's `java.lang.Class`; a `java.lang.Class` (a primitive's TYPE) as is."""
-    from py4j.java_gateway import JavaClass
-
-    return kind._java_lang_class if isinstance(kind, JavaClass) else kind
-
-
 def split_transfer(joined: str, size: int) -> list[str] | None:
     """The `size` values of one joined transfer; None when the count read back differs (a value
     held the separator)."""
@@ -1019,71 +1032,90 @@ def split_transfer(joined: str, size: int) -> list[str] | None:
 _UNIT_SEPARATOR = "\x1f"
 
 
+_ICEBERG = "org.apache.iceberg."
+_COLLECT = _ICEBERG + "relocated.com.google.common.collect."
+
+
 class IcebergJvm:
     """What the driver-side paths read Iceberg metadata with in the JVM — a merge's dangling
     deletes (decision 0054) and a cleanup's expiry count (decision 0051): Functions of
-    Iceberg's getters (`_JvmFunctions`) and the JVM classes they call, looked up once per
-    session (`iceberg_jvm`), before anything is read or committed."""
+    Iceberg's getters (`_JvmFunctions`) and the JVM classes they call, one per session
+    (`iceberg_jvm`). What both use is looked up when it is made; what one path alone uses on
+    that path's first use (`load`), so a session that only merges does not look up the
+    expiry's, and the other way round. All before anything is read or committed."""
 
     def __init__(self, jvm) -> None:
-        from py4j.java_gateway import get_method
-
         f = _JvmFunctions(jvm)
-        iceberg = jvm.org.apache.iceberg
-        collect = iceberg.relocated.com.google.common.collect
-        string = jvm.java.lang.String
-        self.f = f
-        self.lists, self.iterables = collect.Lists, collect.Iterables
-        self.hash_set, self.stream = jvm.java.util.HashSet, jvm.java.util.stream.Stream
-        self.closeable_iterable = iceberg.io.CloseableIterable
-        self.delete_file_set = iceberg.util.DeleteFileSet
-        self.empty_set = jvm.java.util.Collections.emptySet()
+        self.jvm, self.f = jvm, f
+        self.loaded: set[str] = set()
+        # Classes by name (`_JvmFunctions.cls`, `java`): fewer round trips than `jvm.a.b.C`.
+        self.lists = f.java(_COLLECT + "Lists")
+        self.iterables = f.java(_COLLECT + "Iterables")
         # Delete manifests and their live entries (`live_delete_entries`).
+        self.closeable_iterable = f.java(_ICEBERG + "io.CloseableIterable")
         self.read_delete_manifest = f.static(
-            iceberg.ManifestFiles,
+            _ICEBERG + "ManifestFiles",
             "readDeleteManifest",
-            iceberg.ManifestReader,
-            iceberg.ManifestFile,
-            iceberg.io.FileIO,
-            jvm.java.util.Map,
+            _ICEBERG + "ManifestReader",
+            _ICEBERG + "ManifestFile",
+            _ICEBERG + "io.FileIO",
+            "java.util.Map",
         )
-        # Iceberg's `hasAddedFiles() || hasExistingFiles()`: a manifest with a live entry (an
-        # unknown count counts as some).
-        boolean = jvm.java.lang.Boolean.TYPE
-        added = f.predicate(f.method(iceberg.ManifestFile, "hasAddedFiles", boolean))
-        existing = f.predicate(f.method(iceberg.ManifestFile, "hasExistingFiles", boolean))
-        self.has_live_entries = get_method(added, "or")(existing)
         # Content files (data and delete files), rendered by String.valueOf (`null` → "null").
-        self.location = f.renders(f.method(iceberg.ContentFile, "location", string))
-        self.content = f.renders(f.method(iceberg.ContentFile, "content", iceberg.FileContent))
-        self.sequence = f.renders(f.method(iceberg.ContentFile, "dataSequenceNumber", jvm.java.lang.Long))
-        self.referenced = f.renders(
-            f.static(iceberg.util.ContentFileUtil, "referencedDataFileLocation", string, iceberg.DeleteFile)
-        )
-        self.partition_data = f.method(iceberg.ContentFile, "partition", iceberg.StructLike)
-        self.partition_to_path = f.method(iceberg.PartitionSpec, "partitionToPath", string, iceberg.StructLike)
-        # Planned scan tasks.
-        self.deletes = f.of(f.method(iceberg.FileScanTask, "deletes", jvm.java.util.List))
-        self.file = f.of(f.method(iceberg.ContentScanTask, "file", iceberg.ContentFile))
-        # Snapshots and manifests (the expiry).
-        self.snapshot_id_handle = f.method(iceberg.Snapshot, "snapshotId", jvm.java.lang.Long.TYPE)
-        self.snapshot_id = f.of(self.snapshot_id_handle)
-        self.manifest_list = f.renders(f.method(iceberg.Snapshot, "manifestListLocation", string))
-        self.statistics_path = f.renders(f.method(iceberg.StatisticsFile, "path", string))
-        self.partition_statistics_path = f.renders(f.method(iceberg.PartitionStatisticsFile, "path", string))
-        self.all_manifests = f.method(iceberg.Snapshot, "allManifests", jvm.java.util.List, iceberg.io.FileIO)
-        path = f.method(iceberg.ManifestFile, "path", string)
-        self.manifest_path = f.renders(path)
-        # Manifests by path, the first of each (allManifests of two snapshots share most).
-        self.unique_by_path = jvm.java.util.stream.Collectors.toMap(
-            f.of(path), jvm.java.util.function.Function.identity(), f.keep_first()
-        )
-        self.is_delete_manifest = f.predicate(
-            f.is_value(f.method(iceberg.ManifestFile, "content", iceberg.ManifestContent), iceberg.ManifestContent.DELETES)
-        )
+        self.location = f.renders(f.method(_ICEBERG + "ContentFile", "location", "java.lang.String"))
+        self.content = f.renders(f.method(_ICEBERG + "ContentFile", "content", _ICEBERG + "FileContent"))
         # RemoveSnapshots' package-private `withIncrementalCleanup` and its argument (false),
         # found by reflection on the first cleanup (`reachable_cleanup`).
         self.incremental_cleanup: tuple[Any, Any] | None = None
+
+    def load(self, use: str) -> None:
+        """Looks up what `use` ("dangling" or "expiry") alone needs, once."""
+        if use not in self.loaded:
+            (self._dangling if use == "dangling" else self._expiry)()
+            self.loaded.add(use)
+
+    def _dangling(self) -> None:
+        from py4j.java_gateway import get_method
+
+        f = self.f
+        self.delete_file_set = f.java(_ICEBERG + "util.DeleteFileSet")
+        self.empty_set = f.java("java.util.Collections").emptySet()
+        # Iceberg's `hasAddedFiles() || hasExistingFiles()`: a manifest with a live entry (an
+        # unknown count counts as some).
+        boolean = f.java("java.lang.Boolean").TYPE
+        added = f.predicate(f.method(_ICEBERG + "ManifestFile", "hasAddedFiles", boolean))
+        existing = f.predicate(f.method(_ICEBERG + "ManifestFile", "hasExistingFiles", boolean))
+        self.has_live_entries = get_method(added, "or")(existing)
+        self.sequence = f.renders(f.method(_ICEBERG + "ContentFile", "dataSequenceNumber", "java.lang.Long"))
+        self.referenced = f.renders(
+            f.static(_ICEBERG + "util.ContentFileUtil", "referencedDataFileLocation", "java.lang.String", _ICEBERG + "DeleteFile")
+        )
+        self.partition_data = f.method(_ICEBERG + "ContentFile", "partition", _ICEBERG + "StructLike")
+        self.partition_to_path = f.method(
+            _ICEBERG + "PartitionSpec", "partitionToPath", "java.lang.String", _ICEBERG + "StructLike"
+        )
+        # Planned scan tasks.
+        self.deletes = f.of(f.method(_ICEBERG + "FileScanTask", "deletes", "java.util.List"))
+        self.file = f.of(f.method(_ICEBERG + "ContentScanTask", "file", _ICEBERG + "ContentFile"))
+
+    def _expiry(self) -> None:
+        f = self.f
+        string = "java.lang.String"
+        self.hash_set, self.stream = f.java("java.util.HashSet"), f.java("java.util.stream.Stream")
+        self.snapshot_id_handle = f.method(_ICEBERG + "Snapshot", "snapshotId", f.java("java.lang.Long").TYPE)
+        self.snapshot_id = f.of(self.snapshot_id_handle)
+        self.manifest_list = f.renders(f.method(_ICEBERG + "Snapshot", "manifestListLocation", string))
+        self.statistics_path = f.renders(f.method(_ICEBERG + "StatisticsFile", "path", string))
+        self.partition_statistics_path = f.renders(f.method(_ICEBERG + "PartitionStatisticsFile", "path", string))
+        self.all_manifests = f.method(_ICEBERG + "Snapshot", "allManifests", "java.util.List", _ICEBERG + "io.FileIO")
+        path = f.method(_ICEBERG + "ManifestFile", "path", string)
+        self.manifest_path = f.renders(path)
+        # Manifests by path, the first of each (allManifests of two snapshots share most).
+        self.unique_by_path = f.java("java.util.stream.Collectors").toMap(
+            f.of(path), f.java("java.util.function.Function").identity(), f.keep_first()
+        )
+        content = f.method(_ICEBERG + "ManifestFile", "content", _ICEBERG + "ManifestContent")
+        self.is_delete_manifest = f.predicate(f.is_value(content, f.java(_ICEBERG + "ManifestContent").DELETES))
 
     def partition(self, spec):
         """The Function `file -> spec.partitionToPath(file.partition())`, as a string."""
@@ -1094,21 +1126,30 @@ class IcebergJvm:
 _ICEBERG_JVM: list[tuple[Any, IcebergJvm]] = []
 
 
-def iceberg_jvm(jvm, unable: str) -> IcebergJvm | None:
-    """The session's `IcebergJvm`, made on its first use; None when this Iceberg lacks one of
-    its getters, logged as `unable` (what the caller then leaves to Spark's actions). A failure
-    is not kept: the next task looks again."""
+# What a path leaves to Spark's actions when this Iceberg lacks one of its getters, as logged.
+_UNABLE = {
+    "dangling": "dangling delete files not judged in the driver",
+    "expiry": "expiry not counted in the driver",
+}
+
+
+def iceberg_jvm(jvm, use: str) -> IcebergJvm | None:
+    """The session's `IcebergJvm`, made on its first use, with what `use` ("dangling" or
+    "expiry") needs; None when this Iceberg lacks one of those getters, logged (the caller then
+    leaves the work to Spark's actions). A failure is not kept: the next task looks again."""
     from py4j.protocol import Py4JJavaError
 
-    if _ICEBERG_JVM and _ICEBERG_JVM[0][0] is jvm:
-        return _ICEBERG_JVM[0][1]
     try:
-        made = IcebergJvm(jvm)
+        if _ICEBERG_JVM and _ICEBERG_JVM[0][0] is jvm:
+            x = _ICEBERG_JVM[0][1]
+        else:
+            x = IcebergJvm(jvm)
+        x.load(use)
     except Py4JJavaError as error:
-        print(f"icepack_job: {unable}: {error.java_exception}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE[use]}: {error.java_exception}", file=sys.stderr)
         return None
-    _ICEBERG_JVM[:] = [(jvm, made)]
-    return made
+    _ICEBERG_JVM[:] = [(jvm, x)]
+    return x
 
 
 def live_delete_entries(x: IcebergJvm, io, specs, manifests):
@@ -1122,9 +1163,6 @@ def live_delete_entries(x: IcebergJvm, io, specs, manifests):
         return x.lists.newArrayList(entries)
     finally:
         entries.close()
-
-
-_NOT_JUDGED = "dangling delete files not judged in the driver"
 
 
 def dangling_in_driver(spark, table) -> dict[str, int] | None:
@@ -1145,7 +1183,7 @@ def dangling_in_driver(spark, table) -> dict[str, int] | None:
     manifests = snapshot.deleteManifests(io)
     if manifests.isEmpty():
         return dangling_counts([], {}, set(), False)
-    x = iceberg_jvm(jvm, _NOT_JUDGED)
+    x = iceberg_jvm(jvm, "dangling")
     if x is None:
         # A table whose delete manifests hold no live entry is judged all the same, as before.
         return None if has_live_delete_files(table) else dangling_counts([], {}, set(), False)
@@ -1184,7 +1222,7 @@ def dangling_in_driver(spark, table) -> dict[str, int] | None:
         ]
         live_data_files = set(f.text_by(data_files, x.location))
     except ValueError as error:
-        print(f"icepack_job: {_NOT_JUDGED}: {error}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE['dangling']}: {error}", file=sys.stderr)
         return None
     empty = x.empty_set
     table.newRewrite().validateFromSnapshot(snapshot.snapshotId()).rewriteFiles(empty, live, empty, empty).commit()
@@ -1327,7 +1365,7 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
     manifests and delete files are mapped in the JVM (`IcebergJvm`) and their values cross
     Py4J joined, so the round trips are a fixed few whatever their numbers."""
     jvm = spark.sparkContext._jvm
-    x = iceberg_jvm(jvm, "expiry not counted in the driver")
+    x = iceberg_jvm(jvm, "expiry")
     if x is None:
         return None  # the Spark action then
     f = x.f
@@ -1339,7 +1377,7 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
             f.text_by(table.partitionStatisticsFiles(), x.partition_statistics_path)
         )
     except ValueError as error:
-        print(f"icepack_job: expiry not counted in the driver: {error}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE['expiry']}: {error}", file=sys.stderr)
         return None
     collector = x.stream.builder()
     expire = reachable_cleanup(spark, x, table.expireSnapshots())

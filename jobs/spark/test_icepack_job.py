@@ -1990,12 +1990,42 @@ class ExpiryTransferTest(unittest.TestCase):
         # py4j stubbed as the neighbouring tests do: the pure-parts suite runs without Spark's venv.
         protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
-            job, "IcebergJvm", side_effect=lambda jvm: ("made", jvm)
+            job, "IcebergJvm", side_effect=lambda jvm: mock.MagicMock(jvm=jvm)
         ) as made, mock.patch.object(job, "_ICEBERG_JVM", []):
-            self.assertEqual(job.iceberg_jvm(first, "x"), ("made", first))
-            self.assertEqual(job.iceberg_jvm(first, "x"), ("made", first))
-            self.assertEqual(job.iceberg_jvm(second, "x"), ("made", second))  # a new session's JVM
+            x = job.iceberg_jvm(first, "dangling")
+            self.assertIs(x.jvm, first)
+            self.assertIs(job.iceberg_jvm(first, "expiry"), x)
+            self.assertIs(job.iceberg_jvm(first, "expiry"), x)
+            self.assertIs(job.iceberg_jvm(second, "expiry").jvm, second)  # a new session's JVM
         self.assertEqual(made.call_count, 2)
+        # Each use's own getters: `load` looks them up once (IcebergJvm.load keeps what it loaded).
+        self.assertEqual([c.args for c in x.load.call_args_list], [("dangling",), ("expiry",), ("expiry",)])
+
+    def test_each_use_loads_its_own_getters_once(self):
+        x = job.IcebergJvm.__new__(job.IcebergJvm)
+        x.loaded = set()
+        with mock.patch.object(job.IcebergJvm, "_dangling") as dangling, mock.patch.object(job.IcebergJvm, "_expiry") as expiry:
+            x.load("dangling")
+            x.load("dangling")
+            dangling.assert_called_once()
+            expiry.assert_not_called()  # a session that only merges does not look them up
+            x.load("expiry")
+            x.load("expiry")
+            expiry.assert_called_once()
+
+    def test_a_use_whose_getter_is_missing_is_looked_up_again_next_time(self):
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        x = mock.MagicMock()
+        x.load.side_effect = [self.JavaError(), None]
+        err = io.StringIO()
+        jvm = mock.MagicMock()
+        with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
+            job, "IcebergJvm", return_value=x
+        ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+            self.assertIsNone(job.iceberg_jvm(jvm, "dangling"))
+            self.assertIs(job.iceberg_jvm(jvm, "dangling"), x)
+        self.assertEqual(x.load.call_count, 2)
+        self.assertEqual(err.getvalue().count("dangling delete files not judged in the driver"), 1)
 
     def test_an_iceberg_without_a_getter_leaves_the_expiry_to_the_action(self):
         protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
@@ -2003,7 +2033,7 @@ class ExpiryTransferTest(unittest.TestCase):
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
             job, "IcebergJvm", side_effect=self.JavaError()
         ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
-            self.assertIsNone(job.iceberg_jvm(mock.MagicMock(), "x"))
+            self.assertIsNone(job.iceberg_jvm(mock.MagicMock(), "expiry"))
             spark = mock.MagicMock()
             self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
         self.assertIn("expiry not counted in the driver: NoSuchMethodException: manifestListLocation", err.getvalue())
