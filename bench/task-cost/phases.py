@@ -28,6 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from session import find_iceberg_jar  # noqa: E402
 
 KINDS = ("append", "mor")
+# Py4J's memory command, delete subcommand: Python no longer holds a proxy of a Java object.
+RELEASE_COMMAND = "m\nd\n"
 COMMITS = 6
 ROWS_PER_COMMIT = 200
 
@@ -48,16 +50,22 @@ class Clock:
         self.phases: dict[str, list[float]] = {}
         self.stack: list[str] = []
         # Py4J round trips (commands sent to the JVM) by phase, nested phases apart as above.
+        # The messages releasing Python's proxies of Java objects are counted apart (`releases`):
+        # they come when Python's collector runs, in whichever phase that is.
         self.calls = 0
+        self.releases = 0
         self.phase_calls: dict[str, int] = {}
 
     def count_calls(self, gateway_client) -> None:
         """Counts every command this Python sends the JVM (each a round trip)."""
         send = gateway_client.send_command
 
-        def counted(*args, **kwargs):
-            self.calls += 1
-            return send(*args, **kwargs)
+        def counted(command, *args, **kwargs):
+            if isinstance(command, str) and command.startswith(RELEASE_COMMAND):
+                self.releases += 1
+            else:
+                self.calls += 1
+            return send(command, *args, **kwargs)
 
         gateway_client.send_command = counted
 
@@ -230,10 +238,10 @@ def main() -> None:
             table_uuid = str(job.load_table(spark, args.catalog, {"namespace": [ns], "name": name}).uuid())
             for task in tasks_for(args.catalog, ns, name, table_uuid):
                 clock.phases, clock.phase_calls = {}, {}
-                wall0, cpu0, calls0 = time.monotonic(), clock.cpu(), clock.calls
+                wall0, cpu0, calls0, releases0 = time.monotonic(), clock.cpu(), clock.calls, clock.releases
                 payload = job.run_in_session(spark, jargs, task, time.monotonic(), 0.0)
                 wall, cpu = time.monotonic() - wall0, clock.cpu() - cpu0
-                calls = clock.calls - calls0
+                calls, releases = clock.calls - calls0, clock.releases - releases0
                 if report:
                     line = {
                         "kind": "task",
@@ -242,8 +250,10 @@ def main() -> None:
                         "wall": round(wall, 3),
                         "cpu": round(cpu, 3),
                         "phases": {k: [round(v[0], 3), round(v[1], 3)] for k, v in clock.phases.items()},
-                        # Py4J round trips: the task's (the /proc CPU reads are Python only) and by phase.
+                        # Py4J round trips: the task's (the /proc CPU reads are Python only) and by
+                        # phase, without the proxy releases (the task's apart).
                         "py4jCalls": calls,
+                        "py4jReleases": releases,
                         "phaseCalls": clock.phase_calls,
                         "before": payload["before"],
                         "after": payload["after"],

@@ -894,16 +894,18 @@ class _JvmFunctions:
         self.to_list = jvm.java.util.stream.Collectors.toList()
         self.array = jvm.java.lang.reflect.Array
         self.contains = None  # Collection.contains, looked up on first use
+        self.classes: dict[str, Any] = {}  # java.lang.Class by name (`cls`)
         # String.valueOf(Object): what each value crosses as (`null` → "null").
         self.value_of = self.lookup.findStatic(self.string, "valueOf", self.method_type(self.string, self.object))
-
-    def getter(self, owner, name: str, returns):
-        """The handle of `owner.name()` returning `returns` (Py4J JavaClasses)."""
-        return self.lookup.findVirtual(owner._java_lang_class, name, self.method_type(returns._java_lang_class))
 
     def then(self, first, second):
         """The handle of `second(first(x))`."""
         return self.handles.filterReturnValue(first, second)
+
+    def keep_first(self):
+        """The `java.util.function.BinaryOperator` `(a, b) -> a`."""
+        first = self.handles.dropArguments(self.handles.identity(self.object), 1, self._classes((self.object,)))
+        return self.proxies.asInterfaceInstance(self.cls("java.util.function.BinaryOperator"), first)
 
     def of(self, handle):
         return self.proxies.asInterfaceInstance(self.function, handle)
@@ -912,12 +914,9 @@ class _JvmFunctions:
         """`items` (a Java list) mapped by `function`, as a Java list."""
         return items.stream().map(function).collect(self.to_list)
 
-    def text(self, items, handle) -> list[str]:
-        """`handle` applied to each of `items`, rendered by String.valueOf, in one transfer."""
-        return self.text_by(items, self.renders(handle))
-
     def text_by(self, items, renders) -> list[str]:
-        """`text` with the Function `renders` made once (`renders`)."""
+        """The Function `renders` (`renders`: a handle's value rendered by String.valueOf)
+        applied to each of `items` (a Java list), in one transfer."""
         if items.size() == 0:
             return []
         return self.strings(self.mapped(items, renders))
@@ -956,20 +955,39 @@ class _JvmFunctions:
         return self.strings_exact(self.mapped(items, renders))
 
     def static(self, owner, name: str, returns, *params):
-        """The handle of the static `owner.name(params)` (Py4J JavaClasses)."""
-        return self.lookup.findStatic(
-            owner._java_lang_class, name, self.method_type(returns._java_lang_class, self._classes(params))
-        )
+        """The handle of the static `owner.name(params)` (classes as `cls` takes them)."""
+        return self.lookup.findStatic(self.cls(owner), name, self._type(returns, params))
 
     def method(self, owner, name: str, returns, *params):
-        """The handle of `owner.name(params)`, the receiver first (Py4J JavaClasses, or a
-        `java.lang.Class` such as `Long.TYPE` for a primitive)."""
-        return self.lookup.findVirtual(
-            owner._java_lang_class, name, self.method_type(_java_class(returns), self._classes(params))
-        )
+        """The handle of `owner.name(params)`, the receiver first (classes as `cls` takes them)."""
+        return self.lookup.findVirtual(self.cls(owner), name, self._type(returns, params))
+
+    def java(self, name: str) -> Any:
+        """The Py4J JavaClass of the class `name`, for its static members, made without a
+        round trip (`jvm.a.b.C` takes one per name part)."""
+        from py4j.java_gateway import JavaClass
+
+        return JavaClass(name, self.jvm._gateway_client)
+
+    def cls(self, kind) -> Any:
+        """A `java.lang.Class`: of a class name (looked up once: one round trip), of a Py4J
+        JavaClass, or a `java.lang.Class` as is (such as `Long.TYPE` for a primitive)."""
+        from py4j.java_gateway import JavaClass
+
+        if isinstance(kind, str):
+            if kind not in self.classes:
+                self.classes[kind] = self.java(kind)._java_lang_class
+            return self.classes[kind]
+        return kind._java_lang_class if isinstance(kind, JavaClass) else kind
+
+    def _type(self, returns, params) -> Any:
+        """The MethodType; no array of parameter classes for none or one (fewer round trips)."""
+        if len(params) <= 1:
+            return self.method_type(self.cls(returns), *(self.cls(param) for param in params))
+        return self.method_type(self.cls(returns), self._classes(params))
 
     def _classes(self, params) -> Any:
-        return self._array([_java_class(param) for param in params], self.jvm.java.lang.Class._java_lang_class)
+        return self._array([self.cls(param) for param in params], self.cls("java.lang.Class"))
 
     def _array(self, items: list, component) -> Any:
         array = self.array.newInstance(component, len(items))
@@ -983,7 +1001,7 @@ class _JvmFunctions:
 
     def predicate(self, handle):
         """A `java.util.function.Predicate` of a handle returning boolean."""
-        return self.proxies.asInterfaceInstance(self.jvm.java.util.function.Predicate._java_lang_class, handle)
+        return self.proxies.asInterfaceInstance(self.cls("java.util.function.Predicate"), handle)
 
     def is_in(self, handle, values):
         """The handle of `values.contains(handle(x))` (`values` a Java collection)."""
@@ -1003,13 +1021,6 @@ class _JvmFunctions:
         return self.then(handle.asType(handle.type().changeReturnType(self.object)), equals)
 
 
-def _java_class(kind) -> Any:
-    """A Py4J JavaClass's `java.lang.Class`; a `java.lang.Class` (a primitive's TYPE) as is."""
-    from py4j.java_gateway import JavaClass
-
-    return kind._java_lang_class if isinstance(kind, JavaClass) else kind
-
-
 def split_transfer(joined: str, size: int) -> list[str] | None:
     """The `size` values of one joined transfer; None when the count read back differs (a value
     held the separator)."""
@@ -1021,36 +1032,137 @@ def split_transfer(joined: str, size: int) -> list[str] | None:
 _UNIT_SEPARATOR = "\x1f"
 
 
-def jvm_getters(jvm, f: _JvmFunctions, spec) -> dict[str, Any] | None:
-    """The method handles the judgement maps files with, looked up before anything is read;
-    None (logged) when this Iceberg lacks one of them: Spark's actions then run."""
+_ICEBERG = "org.apache.iceberg."
+_COLLECT = _ICEBERG + "relocated.com.google.common.collect."
+
+
+class IcebergJvm:
+    """What the driver-side paths read Iceberg metadata with in the JVM — a merge's dangling
+    deletes (decision 0054) and a cleanup's expiry count (decision 0051): Functions of
+    Iceberg's getters (`_JvmFunctions`) and the JVM classes they call, one per session
+    (`iceberg_jvm`). What both use is looked up when it is made; what one path alone uses on
+    that path's first use (`load`), so a session that only merges does not look up the
+    expiry's, and the other way round. All before anything is read or committed."""
+
+    def __init__(self, jvm) -> None:
+        f = _JvmFunctions(jvm)
+        self.jvm, self.f = jvm, f
+        self.loaded: set[str] = set()
+        # Classes by name (`_JvmFunctions.cls`, `java`): fewer round trips than `jvm.a.b.C`.
+        self.lists = f.java(_COLLECT + "Lists")
+        self.iterables = f.java(_COLLECT + "Iterables")
+        # Delete manifests and their live entries (`live_delete_entries`).
+        self.closeable_iterable = f.java(_ICEBERG + "io.CloseableIterable")
+        self.read_delete_manifest = f.static(
+            _ICEBERG + "ManifestFiles",
+            "readDeleteManifest",
+            _ICEBERG + "ManifestReader",
+            _ICEBERG + "ManifestFile",
+            _ICEBERG + "io.FileIO",
+            "java.util.Map",
+        )
+        # Content files (data and delete files), rendered by String.valueOf (`null` → "null").
+        self.location = f.renders(f.method(_ICEBERG + "ContentFile", "location", "java.lang.String"))
+        self.content = f.renders(f.method(_ICEBERG + "ContentFile", "content", _ICEBERG + "FileContent"))
+        # RemoveSnapshots' package-private `withIncrementalCleanup` and its argument (false),
+        # found by reflection on the first cleanup (`reachable_cleanup`).
+        self.incremental_cleanup: tuple[Any, Any] | None = None
+
+    def load(self, use: str) -> None:
+        """Looks up what `use` ("dangling" or "expiry") alone needs, once."""
+        if use not in self.loaded:
+            (self._dangling if use == "dangling" else self._expiry)()
+            self.loaded.add(use)
+
+    def _dangling(self) -> None:
+        from py4j.java_gateway import get_method
+
+        f = self.f
+        self.delete_file_set = f.java(_ICEBERG + "util.DeleteFileSet")
+        self.empty_set = f.java("java.util.Collections").emptySet()
+        # Iceberg's `hasAddedFiles() || hasExistingFiles()`: a manifest with a live entry (an
+        # unknown count counts as some).
+        boolean = f.java("java.lang.Boolean").TYPE
+        added = f.predicate(f.method(_ICEBERG + "ManifestFile", "hasAddedFiles", boolean))
+        existing = f.predicate(f.method(_ICEBERG + "ManifestFile", "hasExistingFiles", boolean))
+        self.has_live_entries = get_method(added, "or")(existing)
+        self.sequence = f.renders(f.method(_ICEBERG + "ContentFile", "dataSequenceNumber", "java.lang.Long"))
+        self.referenced = f.renders(
+            f.static(_ICEBERG + "util.ContentFileUtil", "referencedDataFileLocation", "java.lang.String", _ICEBERG + "DeleteFile")
+        )
+        self.partition_data = f.method(_ICEBERG + "ContentFile", "partition", _ICEBERG + "StructLike")
+        self.partition_to_path = f.method(
+            _ICEBERG + "PartitionSpec", "partitionToPath", "java.lang.String", _ICEBERG + "StructLike"
+        )
+        # Planned scan tasks.
+        self.deletes = f.of(f.method(_ICEBERG + "FileScanTask", "deletes", "java.util.List"))
+        self.file = f.of(f.method(_ICEBERG + "ContentScanTask", "file", _ICEBERG + "ContentFile"))
+
+    def _expiry(self) -> None:
+        f = self.f
+        string = "java.lang.String"
+        self.hash_set, self.stream = f.java("java.util.HashSet"), f.java("java.util.stream.Stream")
+        self.snapshot_id_handle = f.method(_ICEBERG + "Snapshot", "snapshotId", f.java("java.lang.Long").TYPE)
+        self.snapshot_id = f.of(self.snapshot_id_handle)
+        self.manifest_list = f.renders(f.method(_ICEBERG + "Snapshot", "manifestListLocation", string))
+        self.statistics_path = f.renders(f.method(_ICEBERG + "StatisticsFile", "path", string))
+        self.partition_statistics_path = f.renders(f.method(_ICEBERG + "PartitionStatisticsFile", "path", string))
+        self.all_manifests = f.method(_ICEBERG + "Snapshot", "allManifests", "java.util.List", _ICEBERG + "io.FileIO")
+        path = f.method(_ICEBERG + "ManifestFile", "path", string)
+        self.manifest_path = f.renders(path)
+        # Manifests by path, the first of each (allManifests of two snapshots share most).
+        self.unique_by_path = f.java("java.util.stream.Collectors").toMap(
+            f.of(path), f.java("java.util.function.Function").identity(), f.keep_first()
+        )
+        content = f.method(_ICEBERG + "ManifestFile", "content", _ICEBERG + "ManifestContent")
+        self.is_delete_manifest = f.predicate(f.is_value(content, f.java(_ICEBERG + "ManifestContent").DELETES))
+
+    def partition(self, spec):
+        """The Function `file -> spec.partitionToPath(file.partition())`, as a string."""
+        return self.f.renders(self.f.then(self.partition_data, self.partition_to_path.bindTo(spec)))
+
+
+# The session's IcebergJvm: (the Py4J JVM view it was made in, it).
+_ICEBERG_JVM: list[tuple[Any, IcebergJvm]] = []
+
+
+# What a path leaves to Spark's actions when this Iceberg lacks one of its getters, as logged.
+_UNABLE = {
+    "dangling": "dangling delete files not judged in the driver",
+    "expiry": "expiry not counted in the driver",
+}
+
+
+def iceberg_jvm(jvm, use: str) -> IcebergJvm | None:
+    """The session's `IcebergJvm`, made on its first use, with what `use` ("dangling" or
+    "expiry") needs; None when this Iceberg lacks one of those getters, logged (the caller then
+    leaves the work to Spark's actions). A failure is not kept: the next task looks again."""
     from py4j.protocol import Py4JJavaError
 
-    iceberg = jvm.org.apache.iceberg
     try:
-        return {
-            "deletes": f.getter(iceberg.FileScanTask, "deletes", jvm.java.util.List),
-            "file": f.getter(iceberg.ContentScanTask, "file", iceberg.ContentFile),
-            "partition": f.then(
-                f.getter(iceberg.ContentFile, "partition", iceberg.StructLike),
-                f.lookup.findVirtual(
-                    iceberg.PartitionSpec._java_lang_class,
-                    "partitionToPath",
-                    f.method_type(f.string, iceberg.StructLike._java_lang_class),
-                ).bindTo(spec),
-            ),
-            "sequence": f.getter(iceberg.ContentFile, "dataSequenceNumber", jvm.java.lang.Long),
-            "content": f.getter(iceberg.ContentFile, "content", iceberg.FileContent),
-            "location": f.getter(iceberg.ContentFile, "location", jvm.java.lang.String),
-            "referenced": f.lookup.findStatic(
-                iceberg.util.ContentFileUtil._java_lang_class,
-                "referencedDataFileLocation",
-                f.method_type(f.string, iceberg.DeleteFile._java_lang_class),
-            ),
-        }
+        if _ICEBERG_JVM and _ICEBERG_JVM[0][0] is jvm:
+            x = _ICEBERG_JVM[0][1]
+        else:
+            x = IcebergJvm(jvm)
+        x.load(use)
     except Py4JJavaError as error:
-        print(f"icepack_job: dangling delete files not judged in the driver: {error.java_exception}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE[use]}: {error.java_exception}", file=sys.stderr)
         return None
+    _ICEBERG_JVM[:] = [(jvm, x)]
+    return x
+
+
+def live_delete_entries(x: IcebergJvm, io, specs, manifests):
+    """The live entries of the delete manifests `manifests` (a Java list), copied, as a Java
+    list: read through one `CloseableIterable.concat` of `ManifestFiles.readDeleteManifest`
+    readers (each closed as it is read through, the concatenation closed after)."""
+    f = x.f
+    readers = f.mapped(manifests, f.of(f.with_args(x.read_delete_manifest, 1, io, specs)))
+    entries = x.closeable_iterable.concat(readers)
+    try:
+        return x.lists.newArrayList(entries)
+    finally:
+        entries.close()
 
 
 def dangling_in_driver(spark, table) -> dict[str, int] | None:
@@ -1059,61 +1171,60 @@ def dangling_in_driver(spark, table) -> dict[str, int] | None:
     snapshot planned; a concurrent commit that removed one of them fails it, a conflict).
     The counts of `dangling_counts`. None when the driver does not judge the table: a format
     other than 2 (v3 deletion vectors stay with Spark's action), more than one partition spec,
-    or a transfer that cannot be read back; Spark's actions then run."""
+    a getter this Iceberg lacks, or a transfer that cannot be read back; Spark's actions then run."""
     jvm = spark.sparkContext._jvm
-    iceberg = jvm.org.apache.iceberg
-    if iceberg.TableUtil.formatVersion(table) != 2 or table.specs().size() != 1:
+    specs = table.specs()
+    if jvm.org.apache.iceberg.TableUtil.formatVersion(table) != 2 or specs.size() != 1:
         return None
     snapshot = table.currentSnapshot()
-    if snapshot is None or not has_live_delete_files(table):
+    if snapshot is None:
         return dangling_counts([], {}, set(), False)
-    f = _JvmFunctions(jvm)
-    getters = jvm_getters(jvm, f, table.spec())
-    if getters is None:
-        return None
-    lists = iceberg.relocated.com.google.common.collect.Lists
-    io, specs = table.io(), table.specs()
-    live = iceberg.util.DeleteFileSet.create()
-    for manifest in _each(snapshot.deleteManifests(io)):
-        if not (manifest.hasAddedFiles() or manifest.hasExistingFiles()):
-            continue
-        reader = iceberg.ManifestFiles.readDeleteManifest(manifest, io, specs)
-        try:
-            live.addAll(lists.newArrayList(reader))  # the live entries, copied with their stats
-        finally:
-            reader.close()
+    io = table.io()
+    manifests = snapshot.deleteManifests(io)
+    if manifests.isEmpty():
+        return dangling_counts([], {}, set(), False)
+    x = iceberg_jvm(jvm, "dangling")
+    if x is None:
+        # A table whose delete manifests hold no live entry is judged all the same, as before.
+        return None if has_live_delete_files(table) else dangling_counts([], {}, set(), False)
+    f = x.f
+    manifests = manifests.stream().filter(x.has_live_entries).collect(f.to_list)  # those with a live entry
+    if manifests.size() == 0:
+        return dangling_counts([], {}, set(), False)
+    live = x.delete_file_set.create()
+    live.addAll(live_delete_entries(x, io, specs, manifests))
     planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
     try:
-        tasks = lists.newArrayList(planned)
+        tasks = x.lists.newArrayList(planned)
     finally:
         planned.close()
-    applied = iceberg.relocated.com.google.common.collect.Iterables.concat(f.mapped(tasks, f.of(getters["deletes"])))
-    live.removeAll(lists.newArrayList(applied))
+    live.removeAll(x.lists.newArrayList(x.iterables.concat(f.mapped(tasks, x.deletes))))
     if live.isEmpty():
         return dangling_counts([], {}, set(), False)
-    dangling = lists.newArrayList(live)
-    data_files = f.mapped(tasks, f.of(getters["file"]))
+    dangling = x.lists.newArrayList(live)
+    data_files = f.mapped(tasks, x.file)
     partitioned = not table.spec().isUnpartitioned()
     try:
         min_data_sequence: dict[str, int] = {}
+        partition = x.partition(table.spec()) if partitioned else None
         if partitioned:
-            for part, seq in zip(f.text(data_files, getters["partition"]), f.text(data_files, getters["sequence"])):
+            for part, seq in zip(f.text_by(data_files, partition), f.text_by(data_files, x.sequence)):
                 min_data_sequence[part] = min(int(seq), min_data_sequence.get(part, int(seq)))
         judged = [
             (kind, int(seq), part, None if ref == "null" else ref)
             for kind, seq, part, ref in zip(
-                f.text(dangling, getters["content"]),
-                f.text(dangling, getters["sequence"]),
-                f.text(dangling, getters["partition"]) if partitioned else [""] * dangling.size(),
-                f.text(dangling, getters["referenced"]),
+                f.text_by(dangling, x.content),
+                f.text_by(dangling, x.sequence),
+                f.text_by(dangling, partition) if partitioned else [""] * dangling.size(),
+                f.text_by(dangling, x.referenced),
                 strict=True,
             )
         ]
-        live_data_files = set(f.text(data_files, getters["location"]))
+        live_data_files = set(f.text_by(data_files, x.location))
     except ValueError as error:
-        print(f"icepack_job: dangling delete files not judged in the driver: {error}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE['dangling']}: {error}", file=sys.stderr)
         return None
-    empty = jvm.java.util.Collections.emptySet()
+    empty = x.empty_set
     table.newRewrite().validateFromSnapshot(snapshot.snapshotId()).rewriteFiles(empty, live, empty, empty).commit()
     return dangling_counts(judged, min_data_sequence, live_data_files, partitioned)
 
@@ -1251,10 +1362,10 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
     """Iceberg core's RemoveSnapshots with the same cutoff and count as the action. Its deletes
     are collected (a JVM `Stream.Builder` is the `Consumer<String>`: no Python callback), then
     done through the table's FileIO (in bulk where it can) and counted by kind. Snapshots,
-    manifests and delete files are mapped in the JVM (`ExpiryJvm`) and their values cross
+    manifests and delete files are mapped in the JVM (`IcebergJvm`) and their values cross
     Py4J joined, so the round trips are a fixed few whatever their numbers."""
     jvm = spark.sparkContext._jvm
-    x = expiry_jvm(jvm)
+    x = iceberg_jvm(jvm, "expiry")
     if x is None:
         return None  # the Spark action then
     f = x.f
@@ -1266,10 +1377,10 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
             f.text_by(table.partitionStatisticsFiles(), x.partition_statistics_path)
         )
     except ValueError as error:
-        print(f"icepack_job: expiry not counted in the driver: {error}", file=sys.stderr)
+        print(f"icepack_job: {_UNABLE['expiry']}: {error}", file=sys.stderr)
         return None
     collector = x.stream.builder()
-    expire = reachable_cleanup(spark, table.expireSnapshots())
+    expire = reachable_cleanup(spark, x, table.expireSnapshots())
     if expire is None:
         return None  # the Spark action then: it cleans by reachability
     expire.expireOlderThan(allowed["olderThanMs"]).retainLast(allowed["retainLast"]).deleteWith(collector).commit()
@@ -1285,85 +1396,28 @@ def expire_in_driver(spark, table, allowed: dict[str, Any]) -> dict[str, int] | 
     return classify_deleted(gone, manifest_lists, statistics_files, manifests, delete_files)
 
 
-class ExpiryJvm:
-    """What the expiry's count maps snapshots, manifests and delete files with in the JVM:
-    Functions of Iceberg's getters (`_JvmFunctions`) and the JVM classes it calls, looked up
-    once per session (`expiry_jvm`) and before the first commit."""
-
-    def __init__(self, jvm) -> None:
-        f = _JvmFunctions(jvm)
-        iceberg = jvm.org.apache.iceberg
-        collect = iceberg.relocated.com.google.common.collect
-        string, function = jvm.java.lang.String, jvm.java.util.function
-        self.f = f
-        self.lists, self.iterables = collect.Lists, collect.Iterables
-        self.hash_set, self.stream = jvm.java.util.HashSet, jvm.java.util.stream.Stream
-        self.closeable_iterable = iceberg.io.CloseableIterable
-        self.snapshot_id_handle = f.method(iceberg.Snapshot, "snapshotId", jvm.java.lang.Long.TYPE)
-        self.snapshot_id = f.of(self.snapshot_id_handle)
-        self.manifest_list = f.renders(f.method(iceberg.Snapshot, "manifestListLocation", string))
-        self.statistics_path = f.renders(f.method(iceberg.StatisticsFile, "path", string))
-        self.partition_statistics_path = f.renders(f.method(iceberg.PartitionStatisticsFile, "path", string))
-        self.all_manifests = f.method(iceberg.Snapshot, "allManifests", jvm.java.util.List, iceberg.io.FileIO)
-        path = f.method(iceberg.ManifestFile, "path", string)
-        self.manifest_path = f.renders(path)
-        by_path = f.of(path)
-        # Manifests by path, the first of each (allManifests of two snapshots share most).
-        self.unique_by_path = jvm.java.util.stream.Collectors.toMap(
-            by_path, function.Function.identity(), function.BinaryOperator.minBy(jvm.java.util.Comparator.comparing(by_path))
-        )
-        self.is_delete_manifest = f.predicate(
-            f.is_value(f.method(iceberg.ManifestFile, "content", iceberg.ManifestContent), iceberg.ManifestContent.DELETES)
-        )
-        self.read_delete_manifest = f.static(
-            iceberg.ManifestFiles,
-            "readDeleteManifest",
-            iceberg.ManifestReader,
-            iceberg.ManifestFile,
-            iceberg.io.FileIO,
-            jvm.java.util.Map,
-        )
-        self.location = f.renders(f.method(iceberg.ContentFile, "location", string))
-        self.content = f.renders(f.method(iceberg.ContentFile, "content", iceberg.FileContent))
-
-
-# The session's ExpiryJvm: (the Py4J JVM view it was made in, it).
-_EXPIRY_JVM: list[tuple[Any, ExpiryJvm]] = []
-
-
-def expiry_jvm(jvm) -> ExpiryJvm | None:
-    """The session's `ExpiryJvm`, made on its first cleanup; None (logged) when this Iceberg
-    lacks one of its getters: the action runs."""
-    from py4j.protocol import Py4JJavaError
-
-    if _EXPIRY_JVM and _EXPIRY_JVM[0][0] is jvm:
-        return _EXPIRY_JVM[0][1]
-    try:
-        made = ExpiryJvm(jvm)
-    except Py4JJavaError as error:
-        print(f"icepack_job: expiry not counted in the driver: {error.java_exception}", file=sys.stderr)
-        return None
-    _EXPIRY_JVM[:] = [(jvm, made)]
-    return made
-
-
-def reachable_cleanup(spark, expire):
+def reachable_cleanup(spark, x: IcebergJvm, expire):
     """RemoveSnapshots set to clean up by reachability, as the Spark action does: whatever no
     retained snapshot reaches is deleted. Its default on a table with one ref, the incremental
     cleanup, keeps the files a retained snapshot deleted (a rewrite's inputs, while the rewrite
     is the snapshot kept) until that snapshot is expired too. The switch is package-private in
-    Iceberg 1.10 (`withIncrementalCleanup`): reached by reflection; None when it is not there."""
+    Iceberg 1.10 (`withIncrementalCleanup`): reached by reflection, found on the session's first
+    cleanup and kept in `x` (one call on the next ones); None (logged, looked for again on the
+    next cleanup) when it is not there."""
     from py4j.protocol import Py4JJavaError
 
-    gateway = spark.sparkContext._gateway
-    jvm = spark.sparkContext._jvm
     try:
-        types = gateway.new_array(jvm.java.lang.Class, 1)
-        types[0] = jvm.java.lang.Boolean.TYPE
-        method = expire.getClass().getDeclaredMethod("withIncrementalCleanup", types)
-        method.setAccessible(True)
-        values = gateway.new_array(jvm.java.lang.Object, 1)
-        values[0] = False
+        if x.incremental_cleanup is None:
+            gateway = spark.sparkContext._gateway
+            jvm = spark.sparkContext._jvm
+            types = gateway.new_array(jvm.java.lang.Class, 1)
+            types[0] = jvm.java.lang.Boolean.TYPE
+            method = expire.getClass().getDeclaredMethod("withIncrementalCleanup", types)
+            method.setAccessible(True)
+            values = gateway.new_array(jvm.java.lang.Object, 1)
+            values[0] = False
+            x.incremental_cleanup = (method, values)
+        method, values = x.incremental_cleanup
         method.invoke(expire, values)
     except Py4JJavaError as error:
         print(f"icepack_job: Iceberg's reachable cleanup cannot be chosen: {error.java_exception}", file=sys.stderr)
@@ -1371,12 +1425,12 @@ def reachable_cleanup(spark, expire):
     return expire
 
 
-def expired_manifests(x: ExpiryJvm, table, expired, candidates: set[str]) -> tuple[set[str], dict[str, str]]:
+def expired_manifests(x: IcebergJvm, table, expired, candidates: set[str]) -> tuple[set[str], dict[str, str]]:
     """The manifests of the `expired` snapshots (a Java list), and each delete file live in one
     of their delete manifests with its content. Delete manifests are read only when a deleted
     path is left that is not a manifest: a content file. All in the JVM: the manifest lists are
-    read by a mapping, the manifests made unique by path, the delete manifests read through one
-    concatenation (which closes each reader when it is read through)."""
+    read by a mapping, the manifests made unique by path, the delete manifests read by
+    `live_delete_entries`."""
     from py4j.java_gateway import get_method
 
     f, io = x.f, table.io()
@@ -1391,12 +1445,7 @@ def expired_manifests(x: ExpiryJvm, table, expired, candidates: set[str]) -> tup
     delete_manifests = unique.stream().filter(x.is_delete_manifest).collect(f.to_list)
     if delete_manifests.size() == 0:
         return manifests, delete_files
-    readers = f.mapped(delete_manifests, f.of(f.with_args(x.read_delete_manifest, 1, io, table.specs())))
-    entries = x.closeable_iterable.concat(readers)
-    try:
-        live = x.lists.newArrayList(entries)  # the live entries, copied
-    finally:
-        entries.close()
+    live = live_delete_entries(x, io, table.specs(), delete_manifests)
     delete_files = dict(zip(f.text_exact(live, x.location), f.text_by(live, x.content), strict=True))
     return manifests, delete_files
 

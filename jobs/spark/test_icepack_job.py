@@ -1524,6 +1524,9 @@ class _JavaIterable:
     def __init__(self, items):
         self._items = list(items)
 
+    def isEmpty(self):
+        return not self._items
+
     def iterator(self):
         items = iter(self._items)
         pending = [next(items, None)]
@@ -1987,23 +1990,124 @@ class ExpiryTransferTest(unittest.TestCase):
         # py4j stubbed as the neighbouring tests do: the pure-parts suite runs without Spark's venv.
         protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
-            job, "ExpiryJvm", side_effect=lambda jvm: ("made", jvm)
-        ) as made, mock.patch.object(job, "_EXPIRY_JVM", []):
-            self.assertEqual(job.expiry_jvm(first), ("made", first))
-            self.assertEqual(job.expiry_jvm(first), ("made", first))
-            self.assertEqual(job.expiry_jvm(second), ("made", second))  # a new session's JVM
+            job, "IcebergJvm", side_effect=lambda jvm: mock.MagicMock(jvm=jvm)
+        ) as made, mock.patch.object(job, "_ICEBERG_JVM", []):
+            x = job.iceberg_jvm(first, "dangling")
+            self.assertIs(x.jvm, first)
+            self.assertIs(job.iceberg_jvm(first, "expiry"), x)
+            self.assertIs(job.iceberg_jvm(first, "expiry"), x)
+            self.assertIs(job.iceberg_jvm(second, "expiry").jvm, second)  # a new session's JVM
         self.assertEqual(made.call_count, 2)
+        # Each use's own getters: `load` looks them up once (IcebergJvm.load keeps what it loaded).
+        self.assertEqual([c.args for c in x.load.call_args_list], [("dangling",), ("expiry",), ("expiry",)])
+
+    def test_each_use_loads_its_own_getters_once(self):
+        x = job.IcebergJvm.__new__(job.IcebergJvm)
+        x.loaded = set()
+        with mock.patch.object(job.IcebergJvm, "_dangling") as dangling, mock.patch.object(job.IcebergJvm, "_expiry") as expiry:
+            x.load("dangling")
+            x.load("dangling")
+            dangling.assert_called_once()
+            expiry.assert_not_called()  # a session that only merges does not look them up
+            x.load("expiry")
+            x.load("expiry")
+            expiry.assert_called_once()
+
+    def test_a_use_whose_getter_is_missing_is_looked_up_again_next_time(self):
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        x = mock.MagicMock()
+        x.load.side_effect = [self.JavaError(), None]
+        err = io.StringIO()
+        jvm = mock.MagicMock()
+        with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
+            job, "IcebergJvm", return_value=x
+        ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+            self.assertIsNone(job.iceberg_jvm(jvm, "dangling"))
+            self.assertIs(job.iceberg_jvm(jvm, "dangling"), x)
+        self.assertEqual(x.load.call_count, 2)
+        self.assertEqual(err.getvalue().count("dangling delete files not judged in the driver"), 1)
 
     def test_an_iceberg_without_a_getter_leaves_the_expiry_to_the_action(self):
         protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
         err = io.StringIO()
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
-            job, "ExpiryJvm", side_effect=self.JavaError()
-        ), mock.patch.object(job, "_EXPIRY_JVM", []), redirect_stderr(err):
-            self.assertIsNone(job.expiry_jvm(mock.MagicMock()))
+            job, "IcebergJvm", side_effect=self.JavaError()
+        ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+            self.assertIsNone(job.iceberg_jvm(mock.MagicMock(), "expiry"))
             spark = mock.MagicMock()
             self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
-        self.assertIn("manifestListLocation", err.getvalue())
+        self.assertIn("expiry not counted in the driver: NoSuchMethodException: manifestListLocation", err.getvalue())
+
+    def _py4j(self):
+        protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
+        return mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol, "py4j.java_gateway": mock.MagicMock()})
+
+    def test_the_dangling_judgement_and_the_expiry_share_the_session_s_lookup(self):
+        spark = _DanglingSession()
+        table = mock.MagicMock()
+        table.specs.return_value.size.return_value = 1
+        x = mock.MagicMock(incremental_cleanup=None)
+        # No delete manifest with a live entry: judged, nothing to remove.
+        listed = table.currentSnapshot.return_value.deleteManifests.return_value
+        listed.isEmpty.return_value = False
+        manifests = listed.stream.return_value
+        manifests.filter.return_value.collect.return_value.size.return_value = 0
+        with self._py4j(), mock.patch.object(job, "IcebergJvm", return_value=x) as made, mock.patch.object(
+            job, "_ICEBERG_JVM", []
+        ), mock.patch.object(job, "reachable_cleanup", return_value=None):
+            self.assertEqual(job.dangling_in_driver(spark, table), job.dangling_counts([], {}, set(), False))
+            self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
+            self.assertEqual(job.dangling_in_driver(spark, table)["danglingDeleteFilesRemoved"], 0)
+        made.assert_called_once_with(spark.sparkContext._jvm)
+        manifests.filter.assert_called_with(x.has_live_entries)  # the manifests with a live entry
+        table.newRewrite.assert_not_called()
+
+    def test_an_iceberg_without_a_getter_leaves_dangling_deletes_to_spark_when_there_are_some(self):
+        spark = _DanglingSession()
+        # Delete manifests with a live entry, without, none at all (no lookup then).
+        for manifests, expected, looked in (
+            ([_Manifest(False, True)], None, True),
+            ([_Manifest(False, False)], 0, True),
+            ([], 0, False),
+        ):
+            table = _DanglingTable(_Snapshot(manifests))
+            table.specs = lambda: mock.Mock(**{"size.return_value": 1})
+            err = io.StringIO()
+            with self._py4j(), mock.patch.object(
+                job, "IcebergJvm", side_effect=self.JavaError()
+            ) as made, mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+                out = job.dangling_in_driver(spark, table)
+            self.assertEqual(None if out is None else out["danglingDeleteFilesRemoved"], expected)
+            self.assertEqual(made.called, looked)
+            self.assertEqual("dangling delete files not judged in the driver: NoSuchMethodException" in err.getvalue(), looked)
+
+    def test_reachable_cleanup_is_looked_up_on_the_session_s_first_cleanup_only(self):
+        spark = mock.MagicMock()
+        x = mock.MagicMock(incremental_cleanup=None)
+        first, second = mock.MagicMock(), mock.MagicMock()
+        method = first.getClass.return_value.getDeclaredMethod.return_value
+        with self._py4j():
+            self.assertIs(job.reachable_cleanup(spark, x, first), first)
+            self.assertIs(job.reachable_cleanup(spark, x, second), second)
+        first.getClass.return_value.getDeclaredMethod.assert_called_once()
+        self.assertEqual(first.getClass.return_value.getDeclaredMethod.call_args.args[0], "withIncrementalCleanup")
+        method.setAccessible.assert_called_once_with(True)
+        second.getClass.assert_not_called()
+        values = spark.sparkContext._gateway.new_array.return_value
+        self.assertEqual(method.invoke.call_args_list, [mock.call(first, values), mock.call(second, values)])
+
+    def test_without_reachable_cleanup_each_cleanup_logs_it_and_looks_again(self):
+        spark = mock.MagicMock()
+        x = mock.MagicMock(incremental_cleanup=None)
+        expire = mock.MagicMock()
+        expire.getClass.return_value.getDeclaredMethod.side_effect = self.JavaError()
+        err = io.StringIO()
+        with self._py4j(), redirect_stderr(err):
+            self.assertIsNone(job.reachable_cleanup(spark, x, expire))
+            self.assertIsNone(job.reachable_cleanup(spark, x, expire))
+        self.assertIsNone(x.incremental_cleanup)
+        self.assertEqual(expire.getClass.return_value.getDeclaredMethod.call_count, 2)
+        self.assertEqual(err.getvalue().count("reachable cleanup cannot be chosen"), 2)
 
 
 if __name__ == "__main__":

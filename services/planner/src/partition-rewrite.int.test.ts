@@ -1,7 +1,9 @@
 // Partition-scoped plans on real Spark (issue 17 point 2): real tables in the REST catalog, the
 // scanner's state, the planner's plan, and the job's own rewrite with the task's partition
-// filter — all in ONE Spark session (testing/partition_rewrite.py), for identity, day, hour and
-// bucket partitioning and a table whose spec evolved. Only the chosen partitions' files change;
+// filter — all in ONE Spark session (testing/partition_rewrite.py, which runs each task as the
+// job's main does), for identity, day, hour and bucket partitioning and a table whose spec
+// evolved; a merge of a table with one spec removes its dangling deletes in the driver, of the
+// evolved table with Spark's actions (ADR 0054). Only the chosen partitions' files change;
 // every row stays; a merge fired by the commit count alone changes the table. Also z-order and Hilbert rewrites (issue 17 point 4), verified by a
 // data-skipping measure: for range predicates on each layout column, how many files' min/max
 // ranges overlap; and a Hilbert rewrite that meets a concurrent delete fails its commit's
@@ -39,13 +41,24 @@ interface FileRow {
 }
 interface TableSnapshot {
   readonly files: readonly FileRow[];
+  /** The table's live delete files. */
+  readonly deleteFiles: number;
   readonly rows: number;
   readonly checksum: string;
 }
 interface RewriteReply {
   readonly before: TableSnapshot;
   readonly after: TableSnapshot;
-  readonly result: { rewriteDataFiles: { rewrittenDataFiles: number } };
+  readonly result: {
+    rewriteDataFiles: { rewrittenDataFiles: number };
+    /** Where the dangling-delete removal ran (ADR 0054). */
+    removeDanglingDeleteFiles: {
+      ranIn: 'driver' | 'spark';
+      removedDeleteFiles: number;
+      danglingPositionDeleteFilesFound?: number;
+      danglingDeleteFilesRemoved?: number;
+    };
+  };
   readonly error?: string;
 }
 
@@ -98,8 +111,9 @@ class Driver {
     }
   }
 
-  async rewrite(task: Task): Promise<RewriteReply> {
-    this.#child.stdin.write(`${JSON.stringify({ task })}\n`);
+  /** Runs `task` as the job's main does; `sparkDangling`: with `--driver-dangling-max-files 0`. */
+  async rewrite(task: Task, sparkDangling = false): Promise<RewriteReply> {
+    this.#child.stdin.write(`${JSON.stringify({ task, sparkDangling })}\n`);
     const reply = await this.next<RewriteReply>();
     if (reply.error !== undefined) throw new Error(reply.error);
     return reply;
@@ -178,7 +192,14 @@ async function rewriteChecked(
   settings: PolicySettings,
   group = 1,
   check?: (before: TableSnapshot, after: TableSnapshot) => void,
-): Promise<{ chosen: readonly PartitionState[]; state: TableState }> {
+  sparkDangling = false,
+): Promise<{
+  chosen: readonly PartitionState[];
+  state: TableState;
+  result: RewriteReply['result'];
+  before: TableSnapshot;
+  after: TableSnapshot;
+}> {
   const state = await scan(name);
   const p = plan(state, settings);
   const g = p.scope.groups.find((x) => x.group === group);
@@ -196,7 +217,7 @@ async function rewriteChecked(
     [state.partitionSpec, ...(state.otherPartitionSpecs ?? [])].map((s) => [s.specId, s]),
   );
   const chosen = new Set(g!.partitions.map((x) => keyOf(specs, x.specId, x.partition)));
-  const reply = await driver.rewrite(task);
+  const reply = await driver.rewrite(task, sparkDangling);
   const { before, after } = reply;
   const afterPaths = new Set(after.files.map((f) => f.path));
   const beforePaths = new Set(before.files.map((f) => f.path));
@@ -215,32 +236,40 @@ async function rewriteChecked(
   expect(after.rows).toBe(before.rows);
   expect(after.checksum).toBe(before.checksum);
   check?.(before, after);
-  return { chosen: g!.partitions, state };
+  return { chosen: g!.partitions, state, result: reply.result, before, after };
 }
 
 describe('partition-scoped rewrites on real Spark', () => {
   it('identity partitioning, selected: only region=eu is rewritten', async () => {
-    const { chosen } = await rewriteChecked('by_region', {
+    const { chosen, result } = await rewriteChecked('by_region', {
       'icepack.merge.strategy': 'selected:region=eu',
     });
     expect(chosen.map((x) => x.partition)).toEqual([{ region: 'eu' }]);
+    expect(result.removeDanglingDeleteFiles.ranIn).toBe('driver');
   });
 
   it('day partitioning, recent:1: only the newest day is rewritten', async () => {
-    const { chosen } = await rewriteChecked('by_day', { 'icepack.merge.strategy': 'recent:1' });
+    const { chosen, result } = await rewriteChecked('by_day', {
+      'icepack.merge.strategy': 'recent:1',
+    });
     expect(chosen.map((x) => x.partition)).toEqual([{ ts_day: '2026-01-03' }]);
+    expect(result.removeDanglingDeleteFiles.ranIn).toBe('driver');
   });
 
   it('hour partitioning, recent:2: the two newest hours are rewritten', async () => {
-    const { chosen } = await rewriteChecked('by_hour', { 'icepack.merge.strategy': 'recent:2' });
+    const { chosen, result } = await rewriteChecked('by_hour', {
+      'icepack.merge.strategy': 'recent:2',
+    });
     expect(chosen).toHaveLength(2);
+    expect(result.removeDanglingDeleteFiles.ranIn).toBe('driver');
   });
 
   it('bucket partitioning, selected: only bucket 1 is rewritten', async () => {
-    const { chosen } = await rewriteChecked('by_bucket', {
+    const { chosen, result } = await rewriteChecked('by_bucket', {
       'icepack.merge.strategy': 'selected:id_bucket=1',
     });
     expect(chosen.map((x) => x.partition)).toEqual([{ id_bucket: '1' }]);
+    expect(result.removeDanglingDeleteFiles.ranIn).toBe('driver');
   });
 
   it('max-commits below the file thresholds: the merge lowers min-input-files and changes the table (ADR 0044)', async () => {
@@ -321,15 +350,46 @@ describe('partition-scoped rewrites on real Spark', () => {
   });
 
   it('an evolved spec, split into one task per partition: the first task rewrites only its partition', async () => {
-    const { chosen, state } = await rewriteChecked('evolved', {
+    const { chosen, state, result } = await rewriteChecked('evolved', {
       'icepack.max-bytes-per-task': '1',
     });
     expect(state.otherPartitionSpecs?.map((s) => s.specId)).toEqual([0]);
+    // Two specs: the driver does not judge the dangling deletes, Spark's actions do.
+    expect(result.removeDanglingDeleteFiles.ranIn).toBe('spark');
     // Newest first: a partition of the current spec (region and day).
     expect(chosen).toHaveLength(1);
     expect(chosen[0]!.specId).toBe(state.partitionSpec.specId);
     expect(Object.keys(chosen[0]!.partition)).toEqual(['region', 'ts_day']);
   });
+
+  it.each([
+    ['dangling_day', { 'icepack.merge.strategy': 'recent:1' }],
+    ['dangling_bucket', { 'icepack.merge.strategy': 'selected:id_bucket=2' }],
+  ] as const)(
+    '%s: the merge removes its dangling deletes in the driver, as Spark’s actions do on its twin (ADR 0054)',
+    async (name, settings) => {
+      const driverRun = await rewriteChecked(name, settings);
+      const sparkRun = await rewriteChecked(`${name}_spark`, settings, 1, undefined, true);
+      const byDriver = driverRun.result.removeDanglingDeleteFiles;
+      const bySpark = sparkRun.result.removeDanglingDeleteFiles;
+      expect(byDriver.ranIn).toBe('driver');
+      expect(bySpark.ranIn).toBe('spark');
+      // The file-scoped deletes of the rewritten files (the merged partition holds deleted
+      // rows: bucket 1 holds none): found, and counted as Spark counts them.
+      expect(bySpark.danglingPositionDeleteFilesFound).toBeGreaterThan(0);
+      expect(byDriver.removedDeleteFiles).toBe(bySpark.removedDeleteFiles);
+      expect(byDriver.danglingPositionDeleteFilesFound).toBe(
+        bySpark.danglingPositionDeleteFilesFound,
+      );
+      expect(byDriver.danglingDeleteFilesRemoved).toBe(
+        bySpark.removedDeleteFiles + bySpark.danglingPositionDeleteFilesFound!,
+      );
+      // The same delete files left on both twins: those of the partitions not merged.
+      expect(driverRun.before.deleteFiles).toBe(sparkRun.before.deleteFiles);
+      expect(driverRun.after.deleteFiles).toBe(sparkRun.after.deleteFiles);
+      expect(driverRun.after.deleteFiles).toBeLessThan(driverRun.before.deleteFiles);
+    },
+  );
 });
 
 /**

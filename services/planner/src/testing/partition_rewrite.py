@@ -1,6 +1,7 @@
 """One Spark session for partition-rewrite.int.test.ts: builds small partitioned tables (and
-unpartitioned tables for z-order and Hilbert rewrites), then runs the job's own rewrite
-(icepack_job.run_rewrite) for each task it is sent, reporting the table's files (with each file's
+unpartitioned tables for z-order and Hilbert rewrites), then runs each task it is sent as the
+job's main does (icepack_job.run_in_session: the guard, the rewrite, the dangling-delete removal
+in the driver under the job's live-file bound, the result's figures), reporting the table's files (with each file's
 lower and upper bounds of the layout columns) and a row checksum before and after. One JVM for
 every case, instead of one spark-submit each.
 
@@ -9,6 +10,8 @@ every case, instead of one spark-submit each.
 Protocol: one JSON line per message on stdout, prefixed with `@@ ` (Spark may print too):
 `{"ready": true}` once the tables exist; then for each stdin line `{"task": {...}}` one
 `{"before": …, "after": …, "result": …}` or `{"error": "…"}`; an empty line or EOF stops.
+`{"task": {...}, "sparkDangling": true}` runs it with the job's `--driver-dangling-max-files 0`
+(the dangling deletes judged by Spark's actions, as for a table at or over the bound).
 `{"task": {...}, "concurrentDelete": N}` runs a Hilbert task's rewrite with a writer's
 `DELETE … WHERE id < N` committed after the rewrite wrote its files and before it commits; it
 replies `{"before", "after", "failure": <the job's result for the error, or null>, "deleted",
@@ -22,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
@@ -37,9 +41,15 @@ import icepack_job  # noqa: E402
 PROPS = (
     "'format-version'='2', 'icepack.small-file-threshold'='2', 'icepack.merge.min-input-files'='2'"
 )
+# Merge-on-read twins (decision 0054): file-scoped position deletes in every partition, so a
+# merge of some partitions leaves dangling deletes, judged in the driver on the first of each
+# pair and by Spark's actions on the second (`sparkDangling`).
+DANGLING_LAYOUTS = {"dangling_day": "days(ts)", "dangling_bucket": "bucket(4, id)"}
+DANGLING_TABLES = tuple(name + twin for name in DANGLING_LAYOUTS for twin in ("", "_spark"))
+DANGLING_PROPS = PROPS + ", 'write.delete.mode'='merge-on-read', 'write.delete.granularity'='file'"
 TABLES = (
     "by_region", "by_day", "by_hour", "by_bucket", "evolved", "zordered", "hilberted", "hilbert_conflict",
-    "by_commits", "by_since", "sort_thin",
+    "by_commits", "by_since", "sort_thin", *DANGLING_TABLES,
 )
 # The commit-count table: the policy's own file thresholds (20 small files, min-input-files 5),
 # so its three commits' 9 small files, 3 per partition, fire only `icepack.merge.max-commits`.
@@ -91,14 +101,21 @@ def build_tables(spark, catalog: str, namespace: str) -> None:
         f"CREATE TABLE {name('by_commits')} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) "
         f"USING iceberg PARTITIONED BY (region) TBLPROPERTIES ({COMMITS_PROPS})"
     )
+    for table in DANGLING_TABLES:
+        spark.sql(
+            f"CREATE TABLE {name(table)} (id BIGINT, region STRING, ts TIMESTAMP, v STRING) USING iceberg "
+            f"PARTITIONED BY ({DANGLING_LAYOUTS[table.removesuffix('_spark')]}) TBLPROPERTIES ({DANGLING_PROPS})"
+        )
     # Three commits of rows in every partition: three small files per partition at least.
     for commit in range(3):
         rows = [
             (commit * 100 + i, ["eu", "us", "apac"][i % 3], f"2026-01-0{1 + i % 3} {i % 3 + 1:02d}:00:00")
             for i in range(12)
         ]
-        for table in ("by_region", "by_day", "by_hour", "by_bucket", "by_commits"):
+        for table in ("by_region", "by_day", "by_hour", "by_bucket", "by_commits", *DANGLING_TABLES):
             spark.sql(f"INSERT INTO {name(table)} {ROWS.format(values=values(rows))}")
+    for table in DANGLING_TABLES:
+        spark.sql(f"DELETE FROM {name(table)} WHERE id % 4 = 0")
     # The table merged before its commits (ADR 0047): two commits in every region, a rewrite of
     # eu alone (Iceberg's own, a `replace` snapshot), then three commits to eu only. us and
     # apac keep the 2 small files of before the rewrite; eu holds the rewritten file and 3 new.
@@ -179,7 +196,8 @@ def snapshot(spark, sql_name: str, table: str) -> dict:
         if bounds:
             f["bounds"] = {c: [r[f"{c}_lo"], r[f"{c}_hi"]] for c in ZORDER_COLUMNS}
         files.append(f)
-    return {"files": files, **checksum(spark, sql_name, table)}
+    deletes = spark.sql(f"SELECT count(*) AS n FROM {sql_name}.delete_files").collect()[0].n
+    return {"files": files, "deleteFiles": deletes, **checksum(spark, sql_name, table)}
 
 
 def rewrite_with_concurrent_delete(spark, catalog: str, sql_name: str, task: dict, below: int) -> dict:
@@ -230,6 +248,11 @@ def main() -> int:
     parser.add_argument("--namespace", required=True)
     args = parser.parse_args()
     spark = build_session(CatalogOptions(args.catalog_uri, args.catalog_name), "icepack-partition-rewrite")
+    # The job's own options for its main, at their defaults (the live-file bounds among them).
+    job_args = icepack_job.parse_args(["--task-json", "{}", "--catalog-name", args.catalog_name])
+    spark_dangling = icepack_job.parse_args(
+        ["--task-json", "{}", "--catalog-name", args.catalog_name, "--driver-dangling-max-files", "0"]
+    )
     try:
         build_tables(spark, args.catalog_name, args.namespace)
         reply({"ready": True})
@@ -249,8 +272,8 @@ def main() -> int:
                     reply(rewrite_with_concurrent_delete(spark, args.catalog_name, sql_name, task, below))
                     continue
                 before = snapshot(spark, sql_name, t["name"])
-                table = icepack_job.load_table(spark, args.catalog_name, t)
-                result = icepack_job.run_rewrite(spark, table, icepack_job.parse_task(task), None)
+                options = spark_dangling if message.get("sparkDangling") else job_args
+                result = icepack_job.run_in_session(spark, options, icepack_job.parse_task(task), time.monotonic())
                 reply({"before": before, "after": snapshot(spark, sql_name, t["name"]), "result": result})
             except Exception as error:  # reported to the test, which fails with it
                 reply({"error": f"{type(error).__name__}: {error}"})
