@@ -3,8 +3,10 @@
 // alive runs in that application; a task appended just after the application closed its inbox
 // is launched normally, once; a dispatcher killed right before or right after renaming a task
 // into the inbox loses no task and runs none twice; a session fed a stream of tasks stops taking
-// them in time to finish them inside its task timeout. The tables of every test are built in
-// one Spark session and read back in one more.
+// them in time to finish them inside its task timeout; a lone task that leads a session is
+// reported as its result appears, while the application idles on (ADR 0046), also when its
+// dispatcher is killed right after that report. The tables of every test are built in one Spark
+// session and read back in one more.
 import type { ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ResidentSettings } from '../domain/resident-session.ts';
+import { processAlive } from '../runners/local-process.ts';
 import { LocalRunner } from '../runners/local-runner.ts';
 import { taskHash } from '../runners/run-key.ts';
 import type { BatchRunKey, BatchTask, SparkRunner } from '../runners/spark-runner.ts';
@@ -68,6 +71,12 @@ const cases = {
   crashAfter: `rescrasha${suffix}`,
 } as const;
 type Case = keyof typeof cases;
+/** Each lone-task test's catalog, with one small table of its own. */
+const lones = {
+  lone: `reslone${suffix}`,
+  crashLeader: `rescrashl${suffix}`,
+} as const;
+type Lone = keyof typeof lones;
 /** The stream's catalog: its tables take a task each in turn, of each type and group id. */
 const streamCatalog = `resstream${suffix}`;
 const STREAM_TABLES = 8;
@@ -75,6 +84,7 @@ const targets = [
   ...Object.values(cases).flatMap((catalogName) =>
     [1, 2].map((n) => ({ catalogName, prefix: `${catalogName}_${String(n)}` })),
   ),
+  ...Object.values(lones).map((catalogName) => ({ catalogName, prefix: `${catalogName}_1` })),
   ...Array.from({ length: STREAM_TABLES }, (_, n) => ({
     catalogName: streamCatalog,
     prefix: `${streamCatalog}_${String(n + 1)}`,
@@ -82,6 +92,7 @@ const targets = [
 ] satisfies DispatchTableTarget[];
 
 let built: Record<Case, [DispatchTruth, DispatchTruth]>;
+let lone: Record<Lone, DispatchTruth>;
 let streamTables: DispatchTruth[];
 let redis: Redis;
 const cleanups: (() => Promise<void>)[] = [];
@@ -101,7 +112,12 @@ beforeAll(async () => {
     ]),
   ) as typeof built;
   const caseCount = Object.keys(cases).length;
-  streamTables = Array.from({ length: STREAM_TABLES }, (_, n) => truthOf(sets[2 * caseCount + n]));
+  const loneNames = Object.keys(lones) as Lone[];
+  lone = Object.fromEntries(
+    loneNames.map((l, i) => [l, truthOf(sets[2 * caseCount + i])]),
+  ) as typeof lone;
+  const first = 2 * caseCount + loneNames.length;
+  streamTables = Array.from({ length: STREAM_TABLES }, (_, n) => truthOf(sets[first + n]));
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
 }, 900_000);
 
@@ -419,6 +435,165 @@ describe.each([
   },
 );
 
+/** What a session's application looked like at a moment: alive, closed, its leader's job. */
+interface SessionLook {
+  /** The spark-submit process still runs. */
+  readonly alive: boolean;
+  /** The job wrote its summary (`results/batch.json`): it closed its inbox and is ending. */
+  readonly summary: boolean;
+}
+
+/** The one application's run directory under `stateDir`, and how it looks now. */
+async function lookAt(stateDir: string): Promise<SessionLook> {
+  const [name] = await readdir(stateDir);
+  const dir = join(stateDir, name!);
+  const record = JSON.parse(await readFile(join(dir, 'pid'), 'utf8')) as {
+    pid: number;
+    startTicks?: number;
+  };
+  return {
+    alive: await processAlive(record, dir),
+    summary: await exists(join(dir, 'results', 'batch.json')),
+  };
+}
+
+/** A recording sink that looks at the session (and the leader's job) at each `succeeded`. */
+class LookingSink extends RecordingSink {
+  readonly atSucceeded: (SessionLook & { jobState: string; claims: number })[] = [];
+  readonly #look: () => Promise<SessionLook & { jobState: string; claims: number }>;
+
+  constructor(look: () => Promise<SessionLook & { jobState: string; claims: number }>) {
+    super();
+    this.#look = look;
+  }
+
+  override async taskEvent(event: TaskEvent): Promise<void> {
+    if (event.status === 'succeeded') this.atSucceeded.push(await this.#look());
+    return super.taskEvent(event);
+  }
+}
+
+describe('a lone task that leads a session (ADR 0046)', () => {
+  const catalog = lones.lone;
+  let sink: LookingSink;
+  let task: Task;
+  let stateDir: string;
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-lone-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    task = mergeTask(lone.lone, 5);
+    const queue = queueOf(catalog);
+    sink = new LookingSink(async () => ({
+      ...(await lookAt(stateDir)),
+      jobState: await queue.getJobState(task.id),
+      // The worker's quota claims (residentWorker's LocalBudgetQuota).
+      claims: await redis.hlen(`resident-${catalog}:budget:${catalog}`),
+    }));
+    await enqueue(queue, task);
+    // Nothing else comes: the session idles this long after the task, then exits.
+    await residentWorker(catalog, new LocalRunner({ stateDir, pollMs: 500 }), sink, {
+      idleSeconds: 30,
+      maxTasks: 10,
+    });
+    await jobsDone(queue, [task]);
+  }, 1_200_000);
+
+  it('is reported succeeded while the application idles on, its job holding the slot and the claim', async () => {
+    const mine = sink.of(task.id);
+    assertEventLifecycle(mine);
+    expect(mine.map((e) => e.status)).toEqual(['started', 'succeeded']);
+    // Before the change the leader was reported once the application had exited and its job
+    // had given its claim back.
+    expect(sink.atSucceeded).toEqual([
+      { alive: true, summary: false, jobState: 'active', claims: 1 },
+    ]);
+    // Its job ended when the application did: gone now, the process too, the summary written.
+    expect(await lookAt(stateDir)).toEqual({ alive: false, summary: true });
+  });
+
+  it('carries its own run in its ledger entry, as a member does; one launch, one result', async () => {
+    const [name] = await readdir(stateDir);
+    const dir = join(stateDir, name!);
+    expect(await readdir(stateDir)).toHaveLength(1);
+    expect(await launchesIn(dir)).toHaveLength(1);
+    const own = await result(dir, task);
+    expect(own.ok).toBe(true);
+    const done = sink.of(task.id)[1]!;
+    expect(done.runId).toBe(name);
+    expect(done.cost?.runMs).toBe(own.durationMs + (own.idleMs ?? 0));
+    expect(done.cost?.filesRewritten).toBeGreaterThan(0);
+    // The session then idled before it closed: that tail is in no task's ledger entry.
+    const summary = JSON.parse(await readFile(join(dir, 'results', 'batch.json'), 'utf8')) as {
+      exitCode: number;
+      idleMs?: number;
+    };
+    expect(summary.exitCode).toBe(0);
+    expect(summary.idleMs).toBeGreaterThan(0);
+  });
+});
+
+describe("a dispatcher killed right after its session leader's report, before the exit", () => {
+  const catalog = lones.crashLeader;
+  let events: TaskEventLog;
+  let task: Task;
+  let stateDir: string;
+  let atCrash: SessionLook;
+
+  beforeAll(async () => {
+    events = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === catalog);
+    await events.start();
+    cleanups.push(() => events.stop());
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-crashl-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    task = mergeTask(lone.crashLeader, 5);
+    const queue = queueOf(catalog);
+    await enqueue(queue, task);
+    const resident = { idleSeconds: 30, maxTasks: 10 };
+    // It kills itself right after publishing the task's outcome event.
+    const first = await workers.start({
+      stateDir,
+      catalogName: catalog,
+      resident,
+      crashAfterOutcome: true,
+    });
+    await exited(first);
+    atCrash = await lookAt(stateDir);
+    await workers.start({ stateDir, catalogName: catalog, resident });
+    await jobsDone(queue, [task]);
+    // The session idles out on its own: nobody appends to it any more.
+    await until('the session to end', async () => (await lookAt(stateDir)).summary, SPARK_RUN_POLL);
+  }, 1_200_000);
+
+  it('died while the application lived, and the task is neither run again nor lost', async () => {
+    // Killed at the leader's report, which came before the application's exit (before the
+    // change it came after: the summary was written and the process gone).
+    expect(atCrash).toEqual({ alive: true, summary: false });
+    await events.waitFor(task.id, ['succeeded', 'failed']);
+    events.expectLifecycle(task.id);
+    const mine = events.of(task.id);
+    expect(mine.map((e) => e.status)).not.toContain('failed');
+    expect(mine.map((e) => e.status)).not.toContain('retrying');
+    // Reported by the killed dispatcher and again by the next one (events are at least once),
+    // both from the one run.
+    const succeeded = mine.filter((e) => e.status === 'succeeded');
+    expect(succeeded.length).toBeGreaterThan(0);
+    expect(new Set(succeeded.map((e) => `${String(e.runId)}#${String(e.attempt)}`)).size).toBe(1);
+    expect(new Set(succeeded.map((e) => e.cost?.runMs)).size).toBe(1);
+    // One application, launched once; one result.
+    const dirs = await dirsWithResult(stateDir, task);
+    expect(dirs).toHaveLength(1);
+    expect(await readdir(stateDir)).toHaveLength(1);
+    expect(await launchesIn(dirs[0]!)).toHaveLength(1);
+    expect((await result(dirs[0]!, task)).ok).toBe(true);
+    const summary = JSON.parse(await readFile(join(dirs[0]!, 'results', 'batch.json'), 'utf8')) as {
+      exitCode: number;
+    };
+    expect(summary.exitCode).toBe(0);
+    expect(succeeded[0]!.after?.dataFiles).toBe(1);
+  });
+});
+
 /** The stream's task timeout: room for a cold session start on a loaded machine, not for the stream. */
 const STREAM_TIMEOUT_MS = 4 * 60_000;
 /** The stream's task types: merges, then cleanups, both cheap once a table is merged. */
@@ -434,7 +609,7 @@ describe('a resident session fed a stream of tasks up to its task timeout', () =
   const tasks: Task[] = [];
   let stateDir: string;
 
-  // Ended: its end reported, or its result written (a session's leader is reported at exit).
+  // Ended: its end reported, or its result written (a failed leader is reported at the exit).
   const ended = async (task: Task): Promise<boolean> =>
     sink.of(task.id).some((e) => e.status === 'succeeded' || e.status === 'failed') ||
     (await dirsWithResult(stateDir, task)).length > 0;
@@ -518,7 +693,11 @@ describe('a resident session fed a stream of tasks up to its task timeout', () =
 describe('the tables', () => {
   it('hold the same rows after every run, in fewer files', async () => {
     const sets = await dispatchTableSets([KEY], sparkOptions, targets, { truthOnly: true });
-    const before = [...(Object.keys(cases) as Case[]).flatMap((c) => built[c]), ...streamTables];
+    const before = [
+      ...(Object.keys(cases) as Case[]).flatMap((c) => built[c]),
+      ...(Object.keys(lones) as Lone[]).map((l) => lone[l]),
+      ...streamTables,
+    ];
     for (const [i, was] of before.entries()) {
       const now = truthOf(sets[i]);
       expect(now.contentChecksum, targets[i]!.prefix).toEqual(was.contentChecksum);

@@ -22,6 +22,7 @@ import { runSample } from '../domain/learned-sizing.ts';
 import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
 import {
   appendRoom,
+  leaderReportedAtResult,
   residentOn,
   selectAppend,
   sessionCloseBy,
@@ -250,6 +251,11 @@ interface Progress {
   waitTold?: string | null;
   /** The resident session's idle time after its last task, when this run led it (ADR 0045). */
   idleMs?: number;
+  /**
+   * The end of a resident session's leader, reported as its result appeared (ADR 0046): the
+   * job ends with it once the application exits, without reporting it again.
+   */
+  atResult?: RunEnd;
 }
 
 /** A task held for a batch: its run, and when and from what figures it started. */
@@ -534,6 +540,13 @@ export class TaskWorker {
           end = await this.#launchAndFollow(run, progress);
         } catch (error) {
           if (waitsAgain(error)) throw error; // waiting for quota or a large-task slot
+          if (progress.atResult !== undefined) {
+            // Its end is reported: no retry or failure may follow it. The job ends with it;
+            // the session's other jobs follow the application for themselves, as after a crash.
+            this.#log(run).warn({ err: error }, 'resident session no longer followed');
+            end = progress.atResult;
+            continue;
+          }
           errors += 1;
           // Nothing was launched: the task only waits again.
           if (!progress.started)
@@ -551,6 +564,16 @@ export class TaskWorker {
       clearInterval(renewal);
     }
     await this.#release(run, progress);
+    if (progress.atResult !== undefined) {
+      // A session's leader reported as its result appeared (ADR 0046): its job held the slot
+      // and the claim until the application exited, and ends now. The rescan is asked for
+      // now, once the job no longer runs: the planner plans no task of this table and type
+      // while its job is active (same job id), and would otherwise wait for the next scan.
+      if (progress.idleMs !== undefined)
+        this.#log(run).info({ idleMs: progress.idleMs }, 'resident session ended after its idle');
+      await this.#rescan(run.task);
+      return progress.atResult.ok ? progress.atResult.result : undefined;
+    }
     const endedAt =
       progress.batch === undefined ? Date.now() : ownEndedAt(progress.startedAt, end, Date.now());
     const record: Ended = {
@@ -866,7 +889,9 @@ export class TaskWorker {
       const resident =
         settings === undefined
           ? undefined
-          : this.#residentBatch(run, ref, members, size, settings, lockMs, Date.now());
+          : this.#residentBatch(run, ref, members, size, settings, lockMs, Date.now(), (end) =>
+              this.#reportLeaderAtResult(run, progress, end),
+            );
       const { reattached, ends, idleMs } = await this.#batchRunner().runBatch({
         batchRun: ref.batchRun,
         attempt: ref.attempt,
@@ -884,7 +909,8 @@ export class TaskWorker {
       // A resident session reported most as their results appeared; the rest end here.
       for (const m of members)
         if (m.ended !== true) await this.#endMember(m, ends.get(m.run.taskRun), size);
-      // The session's idle tail is held compute of no task's own: the leader carries it.
+      // The session's idle tail is held compute of no task's own: the leader carries it when
+      // it is reported now; one reported at its result (ADR 0046) was reported without it.
       if (idleMs !== undefined && idleMs > 0) progress.idleMs = idleMs;
       return ends.get(run.taskRun) ?? NO_BATCH_END;
     } finally {
@@ -913,7 +939,8 @@ export class TaskWorker {
    * from here on is followed by each job for itself), THEN renamed into the inbox; a closed
    * inbox undoes the record and puts the jobs back to wait. Only what the session can still
    * finish before its close time (`timeRoom`, ADR 0046: the runner kills it at the timeout);
-   * the job closes its inbox by then too. Each member's end is reported as its result appears.
+   * the job closes its inbox by then too. Each member's end is reported as its result appears,
+   * and so is the leader's when it succeeded (`onLeaderEnd`, ADR 0046).
    * Never throws: a failed look is logged, and the next one tries again.
    */
   #residentBatch(
@@ -924,6 +951,7 @@ export class TaskWorker {
     settings: ResidentSettings,
     lockMs: number,
     launchedAt: number,
+    onLeaderEnd: (end: RunEnd) => Promise<void>,
   ): ResidentBatch {
     const byTaskRun = new Map<string, BatchMember>(members.map((m) => [m.run.taskRun, m]));
     const tableOf = new Map<string, string>(
@@ -972,12 +1000,38 @@ export class TaskWorker {
         if (table !== undefined) busy.delete(table);
         lastEndAt = Date.now();
         longestTaskMs = Math.max(longestTaskMs, endFigures(end)?.durationMs ?? 0);
+        if (taskRun === leader.taskRun) return onLeaderEnd(end);
         const member = byTaskRun.get(taskRun);
         if (member === undefined || member.ended === true) return;
         member.ended = true;
         await this.#endMember(member, end, size);
       },
     };
+  }
+
+  /**
+   * A resident session's leader as its own result appears (ADR 0046), reported as a member is
+   * (`#endMember`): its end recorded first — a dispatcher that dies from here on reports it
+   * again, never runs it — then its sizing sample and its `succeeded` with its ledger entry.
+   * Its job is not ended here: it holds the worker slot and the quota claim while the
+   * application lives, and `#process` ends it (and asks for the rescan) at the exit. A failure
+   * is left to the exit (`leaderReportedAtResult`). Never throws: what fails here is done at
+   * the exit instead (a report may then repeat: events are at least once).
+   */
+  async #reportLeaderAtResult(run: Run, progress: Progress, end: RunEnd): Promise<void> {
+    if (!leaderReportedAtResult(end.ok) || progress.atResult !== undefined) return;
+    try {
+      const cores = progress.cores ?? coresOf(this.#size(run.task, {}, run.grow).size);
+      const endedAt = ownEndedAt(progress.startedAt, end, Date.now());
+      const record: Ended = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
+      await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
+      await this.#recordSample(run, end, progress, endedAt);
+      const basis = { startedAt: progress.startedAt, endedAt, cores };
+      await this.#report(run, end, progress.before, basis, false);
+      progress.atResult = end;
+    } catch (error) {
+      this.#log(run).warn({ err: error }, 'session leader not reported at its result');
+    }
   }
 
   /**
@@ -1174,6 +1228,7 @@ export class TaskWorker {
     end: RunEnd,
     before: HealthFigures | undefined,
     basis: CostBasis,
+    rescan = true,
   ): Promise<unknown> {
     const { task, attempt, runId } = run;
     if (end.ok) {
@@ -1196,7 +1251,7 @@ export class TaskWorker {
         ...(after ? { after } : {}),
         ...ledger,
       });
-      await this.#rescan(task);
+      if (rescan) await this.#rescan(task);
       return end.result;
     }
     return this.#failed(run, end.error, before);

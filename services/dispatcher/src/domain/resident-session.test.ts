@@ -2,6 +2,7 @@ import { sampleMergeTask, sampleTableId, tableKey, type Task } from '@icepack/ty
 import { describe, expect, it } from 'vitest';
 import {
   appendRoom,
+  leaderReportedAtResult,
   RESIDENT_OFF,
   residentOn,
   selectAppend,
@@ -113,5 +114,12 @@ describe('the session time (ADR 0046)', () => {
     const tasks = ['a', 'b', 'c'].map((name) => merge(name));
     expect(selectAppend(session({ timeRoom: 1 }), tasks)).toHaveLength(1);
     expect(selectAppend(session({ timeRoom: 0 }), tasks)).toEqual([]);
+  });
+});
+
+describe('leaderReportedAtResult (ADR 0046)', () => {
+  it('reports a succeeded leader at its result, a failed one at the exit (its retry moves the job)', () => {
+    expect(leaderReportedAtResult(true)).toBe(true);
+    expect(leaderReportedAtResult(false)).toBe(false);
   });
 });

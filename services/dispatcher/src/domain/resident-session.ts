@@ -134,3 +134,14 @@ export function selectAppend(
   }
   return chosen;
 }
+
+/**
+ * When a session's leader — the task it was launched for, whose job holds the worker slot and
+ * the quota claim for the whole application — is reported (ADR 0046): as its result appears,
+ * as every other task of the session is, when it succeeded; when the application exits, when it
+ * failed. A failure's next step may be a retry, which puts the job back to wait: that must not
+ * happen while the application it holds the slot and the claim for still lives.
+ */
+export function leaderReportedAtResult(succeeded: boolean): boolean {
+  return succeeded;
+}
