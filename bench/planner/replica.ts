@@ -73,6 +73,8 @@ interface ReplicaCode {
   readonly planner: Record<string, new (...o: never[]) => never>;
   readonly tableStateHandlers: (planner: unknown) => Record<string, unknown>;
   readonly redisOptions: object;
+  /** The planner's table-state fetch size (undefined before it had one: kafkajs's 1 MiB). */
+  readonly fetchBytes: number | undefined;
   /** The scanner's message of a state, by this code's types (the newest version it accepts). */
   readonly message: (state: TableState) => Buffer;
 }
@@ -110,6 +112,11 @@ async function load(label: string, root: string, inFlight: number): Promise<Repl
       'tableStateHandlers',
     ),
     redisOptions: await at<object>('redis-options.ts', 'PLANNER_REDIS_OPTIONS'),
+    fetchBytes: (
+      (await import(resolve(root, 'services/planner/src/config.ts'))) as {
+        DEFAULT_FETCH_BYTES_PER_PARTITION?: number;
+      }
+    ).DEFAULT_FETCH_BYTES_PER_PARTITION,
     message: (state) =>
       Buffer.from(
         messages.serializeEnvelope(
@@ -257,6 +264,11 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
       partitionsConsumedConcurrently: concurrency,
       // Ignored by a runtime without it (before ADR 0052).
       ...({ messagesInFlight: code.inFlight } as object),
+      // As main.ts sets it (its default); BENCH_FETCH_BYTES=<bytes> tries another (ignored by
+      // code without the option).
+      ...((process.env.BENCH_FETCH_BYTES ?? code.fetchBytes) !== undefined
+        ? { maxBytesPerPartition: Number(process.env.BENCH_FETCH_BYTES ?? code.fetchBytes) }
+        : {}),
       onTombstone: handlers.onTombstone as never,
       handlers: {
         TableScanned: async (envelope, context) => {

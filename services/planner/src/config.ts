@@ -7,6 +7,13 @@ import { DEFAULT_SCORE_OPTIONS } from './domain/score.ts';
 const step = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 /**
+ * Bytes of one table-state partition fetched at once: ~650 states of 1,000-partition tables
+ * (12.8 KB each) where kafkajs's default 1 MiB holds ~80, so the states in flight drain at a
+ * batch's end 8× less often (bench/results/planner-states-in-flight-2026-12-04.md).
+ */
+export const DEFAULT_FETCH_BYTES_PER_PARTITION = 8 * 1024 * 1024;
+
+/**
  * `{"prod": {"icepack.small-file-threshold": "40"}}`: the deployment default of a catalog's
  * `icepack.*` settings, for a catalog whose definition has no `policy` (the scanner does not
  * see it: prefer the catalog definition).
@@ -53,6 +60,8 @@ export const configSchema = baseConfigSchema('planner').extend({
    * the best of 4–64 measured (bench/results/planner-states-in-flight-2026-12-04.md).
    */
   ICEPACK_PLANNER_STATES_IN_FLIGHT: step(32),
+  /** Bytes of one table-state partition fetched at once (kafkajs `maxBytesPerPartition`). */
+  ICEPACK_PLANNER_FETCH_BYTES_PER_PARTITION: step(DEFAULT_FETCH_BYTES_PER_PARTITION),
   ICEPACK_PLANNER_CATALOG_POLICY: catalogPolicy.default({}),
   /** Time between aging passes (cluster-wide; one replica does each). */
   ICEPACK_PLANNER_AGING_INTERVAL: duration().default(60_000),

@@ -153,6 +153,7 @@ runService(
       tracer: telemetry.tracer,
       partitionsConsumedConcurrently: config.ICEPACK_PLANNER_CONCURRENCY,
       messagesInFlight: config.ICEPACK_PLANNER_STATES_IN_FLIGHT,
+      maxBytesPerPartition: config.ICEPACK_PLANNER_FETCH_BYTES_PER_PARTITION,
       ...tableStateHandlers(planner, new PlannerMetrics(telemetry.meter)),
     });
     lifecycle.onShutdown('table-state consumer', () => consumer.stop());

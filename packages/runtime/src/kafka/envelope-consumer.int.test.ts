@@ -416,6 +416,33 @@ describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
       );
     });
 
+    it('works within a fetched batch: with maxBytesPerPartition under one message, one message at a time', async () => {
+      const { topic, producer, consumer } = await setup();
+      // Five keys, each message its own record batch (published one after another).
+      await publishAll(producer, topic, ['a0', 'b0', 'c0', 'd0', 'e0']);
+      let running = 0;
+      let most = 0;
+      const ended: string[] = [];
+      await consumer({
+        messagesInFlight: 4,
+        // Under one record batch: the broker still answers with the first one (KIP-74), so
+        // each fetch brings one message, and in-flight handling has nothing to overlap.
+        maxBytesPerPartition: 1,
+        handlers: {
+          ScanTable: async (envelope) => {
+            most = Math.max(most, ++running);
+            // Long enough for the other messages of a batch to start, were there any.
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            running--;
+            ended.push(envelope.payload.table.name);
+          },
+        },
+      }).start();
+      await waitFor('all five', () => ended.length === 5);
+      expect(ended).toEqual(['a0', 'b0', 'c0', 'd0', 'e0']);
+      expect(most).toBe(1);
+    });
+
     it('after a failure, fetches again from the first unhandled message and handles only what was not', async () => {
       const { client, topic, groupId, producer, consumer } = await setup();
       const handled: string[] = [];

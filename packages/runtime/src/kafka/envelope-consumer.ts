@@ -70,6 +70,12 @@ export interface EnvelopeConsumerOptions {
    */
   readonly messagesInFlight?: number;
   /**
+   * Bytes of one partition fetched at once (kafkajs `maxBytesPerPartition`). With
+   * `messagesInFlight` > 1 a fetched batch's end waits for its slowest handling before the next
+   * fetch: larger batches leave fewer such gaps. Default kafkajs's, 1 MiB.
+   */
+  readonly maxBytesPerPartition?: number;
+  /**
    * How often handled offsets are committed while a batch is worked through; 0 commits after
    * every message. They are also committed at the end of each fetched batch, before a
    * partition pauses for a retry, and on `stop()`. A crash redelivers what was handled since
@@ -253,6 +259,9 @@ export class EnvelopeConsumer {
       // How long an idle fetch waits for data; also bounds how late a resumed partition
       // (after a handler failure) is fetched again. Default 5 s in kafkajs.
       maxWaitTimeInMs: 1_000,
+      ...(this.#options.maxBytesPerPartition !== undefined
+        ? { maxBytesPerPartition: this.#options.maxBytesPerPartition }
+        : {}),
       // kafkajs restarts after retriable crashes; the CRASH listener handles the rest.
       retry: { restartOnFailure: () => Promise.resolve(true) },
     });
