@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { RedisScript } from '@icepack/runtime';
 import type { Redis } from 'ioredis';
 import {
   DEFAULT_LEDGER_BOUNDS,
@@ -17,9 +19,28 @@ export interface LedgerStoreOptions {
 }
 
 /**
+ * Adds a ledger entry unless its run has one: KEYS[1] the catalog's sorted set, KEYS[2] the
+ * run's marker (`SET NX` with the retention as its life); ARGV: the entry's end (score), its
+ * JSON, whether to check the marker (`1`: the entry names its run), the marker's life (ms),
+ * and the bounds to trim to (`ledgerTrim`). 1 when added, 0 when the run was recorded before.
+ */
+const RECORD = new RedisScript(`
+if ARGV[3] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[6]) + 1))
+return 1
+`);
+
+/**
  * The ledger in Redis (decision 0015): one sorted set per catalog, score = the run's end
- * (`at`, epoch ms), member = the entry's JSON — a redelivered event writes the same member
- * again, so it is counted once. Every write trims the set to the bounds (`ledgerTrim`).
+ * (`at`, epoch ms), member = the entry's JSON. **One entry per run**: a run's end may be
+ * reported more than once — a redelivered event (the same JSON, the same member) or a
+ * dispatcher that restarted and reported the run again (events are at least once; a later
+ * `at`, its `after` figures read again) — and only the first report is kept, by a marker per
+ * task and run id that lives as long as the ledger keeps entries. An entry without a run id
+ * (dispatchers older than it) is told apart by its JSON only. Every write trims the set to
+ * the bounds (`ledgerTrim`).
  */
 export class LedgerStore {
   readonly #redis: Redis;
@@ -38,16 +59,31 @@ export class LedgerStore {
     return `${this.#prefix}:${catalog}`;
   }
 
-  /** Adds the entry of a run of `catalog` and trims that catalog's entries to the bounds. */
-  async record(catalog: string, entry: LedgerEntry): Promise<void> {
-    const key = this.#key(catalog);
+  /** A run's marker key: under the catalog, the task and run ids hashed (any length). */
+  #runKey(catalog: string, entry: LedgerEntry): string {
+    const run = createHash('sha1').update(`${entry.taskId}\u0000${entry.runId ?? ''}`);
+    return `${this.#key(catalog)}:run:${run.digest('hex')}`;
+  }
+
+  /**
+   * Adds the entry of a run of `catalog` unless that run has one, and trims the catalog's
+   * entries to the bounds; false when the run was recorded before.
+   */
+  async record(catalog: string, entry: LedgerEntry): Promise<boolean> {
     const { keepFromMs, keepNewest } = ledgerTrim(this.#now(), this.bounds);
-    await this.#redis
-      .multi()
-      .zadd(key, Date.parse(entry.at), JSON.stringify(entry))
-      .zremrangebyscore(key, '-inf', `(${String(keepFromMs)}`)
-      .zremrangebyrank(key, 0, -(keepNewest + 1))
-      .exec();
+    const added = await RECORD.run(
+      this.#redis,
+      [this.#key(catalog), this.#runKey(catalog, entry)],
+      [
+        Date.parse(entry.at),
+        JSON.stringify(entry),
+        entry.runId === undefined ? '0' : '1',
+        this.bounds.retentionMs,
+        keepFromMs,
+        keepNewest,
+      ],
+    );
+    return added === 1;
   }
 
   /** The catalog's entries with `at` in [sinceMs, untilMs], oldest first. */
@@ -65,8 +101,16 @@ export class LedgerStore {
     return this.#redis.zcard(this.#key(catalog));
   }
 
-  /** Removes a catalog's entries (tests). */
+  /** Removes a catalog's entries and run markers (tests). */
   async clear(catalog: string): Promise<void> {
-    await this.#redis.del(this.#key(catalog));
+    const markers: string[] = [];
+    const match = `${this.#key(catalog)}:run:*`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+      markers.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await this.#redis.del(this.#key(catalog), ...markers);
   }
 }

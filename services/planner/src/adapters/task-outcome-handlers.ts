@@ -11,8 +11,9 @@ import type { LedgerStore } from './ledger-store.ts';
  * BullMQ drops failed jobs, so the event is the only trace) lengthens the type's failure
  * streak on the table, which the back-off reads (ADR 0028); every other status is read and
  * let go. Resolves once all is in Redis, so the offset is committed after them; a redelivered
- * event changes nothing (the later time is kept; the ledger entry is the same member; a
- * failure is counted once by its time).
+ * event changes nothing (the later time is kept; the ledger keeps one entry per run, the
+ * first reported — a run reported again after a dispatcher restart too; a failure is counted
+ * once by its time).
  */
 export function taskOutcomeHandlers(
   store: Pick<LastSucceededStore, 'record' | 'recordFailure'>,
