@@ -702,10 +702,11 @@ class TaskJvm:
     the before and after figures, the commit totals, the memory probe — looked up once per
     session (`task_jvm`). Py4J resolves each name of `jvm.org.apache.….Class.method` with a
     round trip of its own (a class lookup in the JVM), and a Java map or list crosses one entry
-    per round trip: a merge's figures, properties and probes took ~650 round trips and ~0.12
-    CPU-s (bench/results/task-cost-merge-rest-2026-12-04.md). So the classes and static methods
-    are kept here, and maps and snapshots cross as JSON text written by Iceberg's own
-    serializers (its JSON mapper, `SnapshotParser`), one transfer each, parsed exactly."""
+    per round trip: a merge's load, guard, figures, commit totals and probes took ~790–900 round
+    trips and 0.12–0.16 CPU-s, now ~44 and ~0.01 (bench/results/task-cost-merge-rest-2026-12-04.md).
+    So the classes and static methods are kept here, and maps and snapshots cross as JSON text
+    written by Iceberg's own serializers (its JSON mapper, `SnapshotParser`), one transfer
+    each, parsed exactly."""
 
     def __init__(self, jvm) -> None:
         iceberg = jvm.org.apache.iceberg
