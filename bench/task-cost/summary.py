@@ -45,6 +45,21 @@ def main(paths: list[str]) -> None:
         cells.append(f"**{cpu:.2f} / {wall:.2f}**")
         print(f"| {kind}, {task_type} | {len(rows)} | " + " | ".join(cells) + " |")
     print()
+    # Py4J round trips (phases.py counts every command sent to the JVM), mean per task.
+    print("| table, task (Py4J round trips) | n | " + " | ".join(ORDER) + " | other | task total |")
+    print("| --- | --- | " + " | ".join("---" for _ in ORDER) + " | --- | --- |")
+    for (kind, task_type), rows in sorted(tasks.items()):
+        if not all("py4jCalls" in r for r in rows):
+            continue
+        cells, known = [], 0.0
+        for phase in ORDER:
+            calls = mean([r["phaseCalls"].get(phase, 0) for r in rows])
+            known += calls
+            cells.append(f"{calls:.0f}" if any(phase in r["phaseCalls"] for r in rows) else "–")
+        total = mean([r["py4jCalls"] for r in rows])
+        cells += [f"{total - known:.0f}", f"**{total:.0f}**"]
+        print(f"| {kind}, {task_type} | {len(rows)} | " + " | ".join(cells) + " |")
+    print()
     print("| reference | n | CPU-s (mean) | wall-s (mean) |")
     print("| --- | --- | --- | --- |")
     for (kind, table, what), rows in sorted(other.items()):

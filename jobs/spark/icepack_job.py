@@ -612,14 +612,11 @@ def load_table(spark, catalog_name: str, table: dict[str, Any]):
     `ns.t.branch_x` (`tag_*`, `snapshot_id_*`, `at_timestamp_*`, `changes`, `rewrite`) to table
     `ns.t`. Iceberg's catalog still turns `ns.t.files` into a metadata table of `ns.t`;
     `is_metadata_table` tells, and `guard_table` refuses it."""
-    jvm = spark.sparkContext._jvm
-    gateway = spark.sparkContext._gateway
-    namespace = gateway.new_array(jvm.java.lang.String, len(table["namespace"]))
+    tj = task_jvm(spark.sparkContext._jvm)
+    namespace = spark.sparkContext._gateway.new_array(tj.string, len(table["namespace"]))
     for i, part in enumerate(table["namespace"]):
         namespace[i] = part
-    ident = jvm.org.apache.iceberg.catalog.TableIdentifier.of(
-        jvm.org.apache.iceberg.catalog.Namespace.of(namespace), table["name"]
-    )
+    ident = tj.identifier_of(tj.namespace_of(namespace), table["name"])
     catalog = spark._jsparkSession.sessionState().catalogManager().catalog(catalog_name)
     return catalog.icebergCatalog().loadTable(ident)
 
@@ -665,7 +662,6 @@ def partition_filter(jvm, predicates: list[dict[str, Any]], table=None, where: s
 
 def rewrite_filter(jvm, table, params: dict[str, Any]):
     """What a merge or sort rewrites: `partitionFilter` AND any of `partitions` and `partitionSets`; None = all."""
-    expressions = jvm.org.apache.iceberg.expressions.Expressions
     result = None
     if params.get("partitionFilter"):
         result = partition_filter(jvm, params["partitionFilter"], table)
@@ -673,6 +669,7 @@ def rewrite_filter(jvm, table, params: dict[str, Any]):
     named = [(f"task.parameters.partitions[{i}]", p) for i, p in enumerate(params.get("partitions") or [])]
     named += partition_sets(params)
     if named:
+        expressions = jvm.org.apache.iceberg.expressions.Expressions
         anyof = None
         for path, partition in named:
             one = partition_filter(jvm, partition, table, path)
@@ -700,15 +697,95 @@ def snapshot_count(table) -> int:
     return len(snapshots) if hasattr(snapshots, "__len__") else sum(1 for _ in snapshots)
 
 
-def table_figures(table, refresh: bool = True) -> dict[str, Any]:
-    """The table's figures from its current snapshot; `refresh=False` for a table just loaded
-    from the catalog (a refresh would load the same metadata a second time)."""
+class TaskJvm:
+    """What every task's own steps call in the JVM — the table's load, the guard's properties,
+    the before and after figures, the commit totals, the memory probe — looked up once per
+    session (`task_jvm`). Py4J resolves each name of `jvm.org.apache.….Class.method` with a
+    round trip of its own (a class lookup in the JVM), and a Java map or list crosses one entry
+    per round trip: a merge's load, guard, figures, commit totals and probes took ~790–900 round
+    trips and 0.12–0.16 CPU-s, now ~44 and ~0.01 (bench/results/task-cost-merge-rest-2026-12-04.md).
+    So the classes and static methods are kept here, and maps and snapshots cross as JSON text
+    written by Iceberg's own serializers (its JSON mapper, `SnapshotParser`), one transfer
+    each, parsed exactly."""
+
+    def __init__(self, jvm) -> None:
+        iceberg = jvm.org.apache.iceberg
+        f = _JvmFunctions(jvm)
+        string = jvm.java.lang.String
+        self.string = string
+        self.namespace_of = iceberg.catalog.Namespace.of
+        self.identifier_of = iceberg.catalog.TableIdentifier.of
+        self.spark_actions = iceberg.spark.actions.SparkActions.get
+        self.format_version = iceberg.TableUtil.formatVersion
+        # A Map<String, String> as a JSON object; a snapshot as Iceberg writes it in metadata.
+        self.map_json = iceberg.util.JsonUtil.mapper().writeValueAsString
+        self.snapshot_json = iceberg.SnapshotParser.toJson
+        # The commits since a snapshot: SnapshotUtil's ancestors walk, mapped to one JSON array.
+        self.ancestors_between = iceberg.util.SnapshotUtil.ancestorsBetween
+        self.new_list = iceberg.relocated.com.google.common.collect.Lists.newArrayList
+        self.each_snapshot_json = f.of(f.static(iceberg.SnapshotParser, "toJson", string, iceberg.Snapshot))
+        self.json_array = jvm.java.util.stream.Collectors.joining(",", "[", "]")
+        # The driver JVM's heap: the peaks of its heap pools, summed in the JVM.
+        management = jvm.java.lang.management
+        factory = management.ManagementFactory
+        self.memory_pools, self.memory_bean = factory.getMemoryPoolMXBeans, factory.getMemoryMXBean
+        pool = management.MemoryPoolMXBean
+        self.heap_pool = f.predicate(
+            f.is_value(f.method(pool, "getType", management.MemoryType), management.MemoryType.HEAP)
+        )
+        peak_used = f.then(
+            f.method(pool, "getPeakUsage", management.MemoryUsage),
+            f.method(management.MemoryUsage, "getUsed", jvm.java.lang.Long.TYPE),
+        )
+        self.sum_peak_used = jvm.java.util.stream.Collectors.summingLong(
+            f.proxies.asInterfaceInstance(jvm.java.util.function.ToLongFunction._java_lang_class, peak_used)
+        )
+
+    def snapshots_json(self, snapshots) -> list[dict[str, Any]]:
+        """The snapshots (a Java list) as Iceberg writes them, in one transfer."""
+        return json.loads(snapshots.stream().map(self.each_snapshot_json).collect(self.json_array))
+
+
+# The session's TaskJvm: (the Py4J JVM view it was made in, it).
+_TASK_JVM: list[tuple[Any, TaskJvm]] = []
+
+
+def task_jvm(jvm) -> TaskJvm:
+    """The session's `TaskJvm`, made on its first use (public classes of the JDK and of the
+    Iceberg the job runs with: a lookup that fails fails the task, as the calls it stands for
+    would, and the next task looks again)."""
+    if not (_TASK_JVM and _TASK_JVM[0][0] is jvm):
+        _TASK_JVM[:] = [(jvm, TaskJvm(jvm))]
+    return _TASK_JVM[0][1]
+
+
+def table_properties(tj: TaskJvm, table) -> dict[str, str]:
+    """The table's own properties, in one transfer (a Java map crosses Py4J one entry per
+    round trip)."""
+    return json.loads(tj.map_json(table.properties()))
+
+
+def snapshot_summary(read: Mapping[str, Any] | None) -> tuple[str | None, str | None, dict[str, str]]:
+    """(snapshot id, operation, summary without the operation) of a snapshot as Iceberg writes
+    it (`SnapshotParser`: the operation inside `summary`; no `summary` when the snapshot has no
+    operation); None: no snapshot."""
+    if read is None:
+        return None, None, {}
+    summary = dict(read.get("summary") or {})
+    operation = summary.pop("operation", None)
+    return str(read["snapshot-id"]), operation, summary
+
+
+def table_figures(tj: TaskJvm, table, refresh: bool = True) -> dict[str, Any]:
+    """The table's figures from its current snapshot (read in one transfer); `refresh=False`
+    for a table just loaded from the catalog (a refresh would load the same metadata a second
+    time)."""
     if refresh:
         table.refresh()
     snapshot = table.currentSnapshot()
-    summary = {} if snapshot is None else dict(snapshot.summary())
+    snapshot_id, _, summary = snapshot_summary(None if snapshot is None else json.loads(tj.snapshot_json(snapshot)))
     return {
-        "snapshotId": None if snapshot is None else str(snapshot.snapshotId()),
+        "snapshotId": snapshot_id,
         "snapshots": snapshot_count(table),
         "dataFiles": int(summary.get("total-data-files", 0)),
         "deleteFiles": int(summary.get("total-delete-files", 0)),
@@ -724,13 +801,14 @@ def run_rewrite(
     `driver_dangling`: the table is under the bound, decision 0054)."""
     jvm = spark.sparkContext._jvm
     params = task["parameters"]
-    actions = jvm.org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)
+    tj = task_jvm(jvm)
+    actions = tj.spark_actions(spark._jsparkSession)
     where = rewrite_filter(jvm, table, params)
     if task["type"] == "sort" and params["strategy"] == "hilbert":
         out = run_hilbert_rewrite(spark, table, params, where)
     else:
         out = run_rewrite_action(spark, actions, table, task, where, max_groups)
-    format_version = jvm.org.apache.iceberg.TableUtil.formatVersion(table)
+    format_version = tj.format_version(table)
     if format_version >= 2:
         out.update(remove_dangling_deletes(spark, actions, table, params, where, max_groups, driver_dangling))
     return out
@@ -2447,12 +2525,9 @@ def jvm_peak_heap(spark) -> tuple[int, int] | None:
     """(peak heap used, max heap) of the driver JVM since it started: the sum of its heap
     pools' peaks (an upper bound — each pool peaks at its own moment) capped at the max."""
     try:
-        management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
-        peak = 0
-        for pool in management.getMemoryPoolMXBeans():
-            if str(pool.getType().name()) == "HEAP":
-                peak += int(pool.getPeakUsage().getUsed())
-        heap_max = int(management.getMemoryMXBean().getHeapMemoryUsage().getMax())
+        tj = task_jvm(spark.sparkContext._jvm)
+        peak = int(tj.memory_pools().stream().filter(tj.heap_pool).collect(tj.sum_peak_used))
+        heap_max = int(tj.memory_bean().getHeapMemoryUsage().getMax())
     except Exception:  # noqa: BLE001 — a figure for sizing, never a reason to fail the run
         return None
     if peak <= 0 or heap_max <= 0:
@@ -2467,12 +2542,13 @@ def run_memory(spark) -> dict[str, Any] | None:
     one file group at a time, so peak / cores is the heap a concurrent file group needed.
     None when it cannot be told (the driver UI off on a cluster, no executor reported)."""
     context = spark.sparkContext
-    conf = context.getConf()
     if executors_in_driver(str(context.master)):
         measured = jvm_peak_heap(spark)
         if measured is None:
             return None
         return {"peakHeapBytes": measured[0], "heapBytes": measured[1], "cores": context.defaultParallelism}
+    # A copy of the whole conf, an entry per round trip: only where it is read.
+    conf = context.getConf()
     ui_url = context.uiWebUrl
     if not ui_url:
         return None
@@ -2542,14 +2618,21 @@ def commit_totals(commits: list[tuple[str, Mapping[str, str]]]) -> dict[str, int
     return totals
 
 
-def commits_since(table, before_snapshot_id: str | None) -> list[tuple[str, Mapping[str, str]]]:
-    """The current snapshot's ancestors back to (not including) `before_snapshot_id`."""
+def commits_since(
+    tj: TaskJvm, table, after_snapshot_id: str | None, before_snapshot_id: str | None
+) -> list[tuple[str, Mapping[str, str]]]:
+    """`(operation, summary)` of the snapshot `after_snapshot_id` (the after figures') and its
+    ancestors back to (not including) `before_snapshot_id` — all of them when that is none or
+    not an ancestor — as far as the table still has them: Iceberg's
+    `SnapshotUtil.ancestorsBetween`, the snapshots in one transfer whatever their number."""
+    if after_snapshot_id is None or after_snapshot_id == before_snapshot_id:
+        return []
+    oldest = None if before_snapshot_id is None else int(before_snapshot_id)
+    ancestors = tj.new_list(tj.ancestors_between(table, int(after_snapshot_id), oldest))
     out: list[tuple[str, Mapping[str, str]]] = []
-    snapshot = table.currentSnapshot()
-    while snapshot is not None and str(snapshot.snapshotId()) != before_snapshot_id:
-        out.append((str(snapshot.operation()), dict(snapshot.summary())))
-        parent = snapshot.parentId()
-        snapshot = None if parent is None else table.snapshot(parent)
+    for read in tj.snapshots_json(ancestors):
+        _, operation, summary = snapshot_summary(read)
+        out.append((str(operation), summary))
     return out
 
 
@@ -2583,17 +2666,18 @@ def run_in_session(
     `durationMs` counts from: the session's start for a single task, the task's own in a batch.
     `cpu_before`: the session's CPU before the task (a batch's tasks share the processes)."""
     table = load_table(spark, args.catalog_name, task["table"])
+    tj = task_jvm(spark.sparkContext._jvm)
     metadata_table = is_metadata_table(table)
     now_ms = int(time.time() * 1000)
     allowed = guard_table(
         task,
         "" if metadata_table else str(table.uuid()),
         metadata_table,
-        dict(table.properties()),
+        table_properties(tj, table),
         now_ms,
     )
     # From the metadata the guard just checked: the table was loaded a moment ago.
-    before = table_figures(table, refresh=False)
+    before = table_figures(tj, table, refresh=False)
     if task["type"] == "cleanup":
         max_files = getattr(args, "driver_expiry_max_files", None)
         in_driver = runs_in_driver(before, DRIVER_EXPIRY_MAX_FILES if max_files is None else max_files)
@@ -2607,8 +2691,8 @@ def run_in_session(
         max_files = getattr(args, "driver_dangling_max_files", None)
         in_driver = runs_in_driver(before, DRIVER_DANGLING_MAX_FILES if max_files is None else max_files)
         outcome = run_rewrite(spark, table, task, args.max_concurrent_file_group_rewrites, in_driver)
-    after = table_figures(table)
-    commits = commit_totals(commits_since(table, before["snapshotId"]))
+    after = table_figures(tj, table)
+    commits = commit_totals(commits_since(tj, table, after["snapshotId"], before["snapshotId"]))
     cpu = run_cpu_seconds(spark)
     memory = run_memory(spark)
     return {

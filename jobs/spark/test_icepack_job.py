@@ -1785,7 +1785,9 @@ class TaskFiguresTest(unittest.TestCase):
             job, "is_metadata_table", return_value=False
         ), mock.patch.object(job, "run_expire", return_value={"expireSnapshots": {}}), mock.patch.object(
             job, "run_cpu_seconds", return_value=None
-        ), mock.patch.object(job, "run_memory", return_value=None):
+        ), mock.patch.object(job, "run_memory", return_value=None), mock.patch.object(
+            job, "task_jvm", return_value=_FakeTaskJvm()
+        ):
             payload = job.run_in_session(mock.MagicMock(), args, self.CLEANUP, 0.0)
         self.assertTrue(payload["ok"])
         # One catalog load for the guard and the before figures, one refresh for the after.
@@ -1806,9 +1808,189 @@ def _run_with_live_files(task: dict, args, data_files: int, work: str, outcome: 
         job, work, return_value=outcome
     ) as worked, mock.patch.object(job, "commits_since", return_value=[]), mock.patch.object(
         job, "run_cpu_seconds", return_value=None
-    ), mock.patch.object(job, "run_memory", return_value=None):
+    ), mock.patch.object(job, "run_memory", return_value=None), mock.patch.object(
+        job, "task_jvm", return_value=_FakeTaskJvm()
+    ):
         job.run_in_session(mock.MagicMock(), args, task, 0.0)
     return worked
+
+
+class _JavaMap:
+    """Stands for a Java map handed to Python: crossing it entry by entry (a Py4J round trip
+    each) fails the test; the session's TaskJvm takes it whole."""
+
+    def __init__(self, values: dict[str, str]):
+        self.values = values
+
+    def __iter__(self):
+        raise AssertionError("a Java map crossed Py4J entry by entry")
+
+    keys = items = __iter__
+
+
+class _FakeSnapshot:
+    """A snapshot as the JVM holds it; `read` is what Iceberg's SnapshotParser writes of it."""
+
+    def __init__(self, snapshot_id: int, parent: int | None, operation: str | None, summary: dict[str, str]):
+        self.read = {"snapshot-id": snapshot_id, "sequence-number": 1, "timestamp-ms": 1, "manifest-list": "m"}
+        if parent is not None:
+            self.read["parent-snapshot-id"] = parent
+        if operation is not None:  # Iceberg writes no summary for a snapshot without an operation
+            self.read["summary"] = {"operation": operation, **summary}
+        self.summary = lambda: _JavaMap(summary)
+
+
+class _FakeTaskJvm:
+    """The session's TaskJvm in JSON, as the JVM answers: `map_json` and `snapshot_json` write
+    what Iceberg's mapper and SnapshotParser write; the ancestors walk is SnapshotUtil's."""
+
+    def __init__(self):
+        self.transfers = 0
+
+    def map_json(self, values):
+        self.transfers += 1
+        return json.dumps(values.values if isinstance(values, _JavaMap) else dict(values))
+
+    def snapshot_json(self, snapshot):
+        self.transfers += 1
+        return json.dumps(snapshot.read)
+
+    def ancestors_between(self, table, latest: int, oldest: int | None):
+        snapshot = table.snapshot(latest)
+        while snapshot is not None and snapshot.read["snapshot-id"] != oldest:
+            yield snapshot
+            parent = snapshot.read.get("parent-snapshot-id")
+            snapshot = None if parent is None else table.snapshot(parent)
+
+    def new_list(self, iterable):
+        return list(iterable)
+
+    def snapshots_json(self, snapshots):
+        self.transfers += 1
+        return [json.loads(json.dumps(s.read)) for s in snapshots]
+
+
+class _FiguresTable:
+    """A table of `_FakeSnapshot`s whose properties and summaries are Java maps."""
+
+    def __init__(self, task, snapshots: list[_FakeSnapshot], properties: dict[str, str]):
+        self.by_id = {s.read["snapshot-id"]: s for s in snapshots}
+        self.current = snapshots[-1]
+        self._uuid, self._properties = task["state"]["tableUuid"], properties
+
+    def uuid(self):
+        return self._uuid
+
+    def properties(self):
+        return _JavaMap(self._properties)
+
+    def snapshots(self):
+        return list(self.by_id.values())
+
+    def currentSnapshot(self):
+        return self.current
+
+    def snapshot(self, snapshot_id):
+        return self.by_id.get(snapshot_id)
+
+    def refresh(self):
+        pass
+
+
+class TaskJvmTest(unittest.TestCase):
+    """A task's own reads — the guard's properties, the before and after figures, the commit
+    totals — cross Py4J in a fixed few transfers, as JSON of Iceberg's own serializers, not a
+    round trip per map entry, snapshot and getter (bench/results/task-cost-merge-rest-2026-12-04.md)."""
+
+    REWRITE = {"deleted-data-files": "12", "added-data-files": "1", "removed-files-size": "900", "added-files-size": "800"}
+
+    def _table(self, task, properties):
+        totals = {"total-data-files": "12", "total-delete-files": "3", "total-files-size": "900", "total-records": "120"}
+        after = {"total-data-files": "2", "total-delete-files": "0", "total-files-size": "850", "total-records": "125"}
+        return _FiguresTable(
+            task,
+            [
+                _FakeSnapshot(2**62 + 1, None, "append", {}),
+                _FakeSnapshot(2**62 + 2, 2**62 + 1, "overwrite", totals),
+                _FakeSnapshot(5, 2**62 + 2, "replace", {**self.REWRITE, **after}),
+                _FakeSnapshot(2**62 + 4, 5, "append", {"added-data-files": "1", "added-files-size": "50", **after}),
+            ],
+            properties,
+        )
+
+    def test_properties_figures_and_commit_totals_are_read_from_json_transfers(self):
+        task = {**MERGE, "parameters": {**MERGE["parameters"], "partitionFilter": []}}
+        # A property value with the characters a joined transfer or a Python literal would trip on.
+        odd = "a'b\"c\nd\x1fe=f, g}{ é"
+        table = self._table(task, {"icepack.enabled": "true", "icepack.note": odd})
+        before = table.current = table.by_id[2**62 + 2]
+        tj = _FakeTaskJvm()
+
+        def merge(*_args):
+            table.current = table.by_id[2**62 + 4]  # the job's replace, then a writer's append
+            return {"rewriteDataFiles": {}}
+
+        guarded = []
+        with mock.patch.object(job, "load_table", return_value=table), mock.patch.object(
+            job, "is_metadata_table", return_value=False
+        ), mock.patch.object(job, "task_jvm", return_value=tj), mock.patch.object(
+            job, "run_rewrite", side_effect=merge
+        ), mock.patch.object(job, "run_cpu_seconds", return_value=None), mock.patch.object(
+            job, "run_memory", return_value=None
+        ), mock.patch.object(job, "guard_table", side_effect=lambda *a: guarded.append(a[3]) or {}):
+            args = mock.Mock(catalog_name="prod", driver_dangling_max_files=None, max_concurrent_file_group_rewrites=None)
+            payload = job.run_in_session(mock.MagicMock(), args, task, 0.0)
+        self.assertEqual(guarded, [{"icepack.enabled": "true", "icepack.note": odd}])
+        self.assertEqual(
+            payload["before"],
+            {"snapshotId": str(before.read["snapshot-id"]), "snapshots": 4, "dataFiles": 12, "deleteFiles": 3, "bytes": 900, "records": 120},
+        )
+        self.assertEqual(
+            payload["after"],
+            {"snapshotId": str(2**62 + 4), "snapshots": 4, "dataFiles": 2, "deleteFiles": 0, "bytes": 850, "records": 125},
+        )
+        # Only the job's own replace counts, not the writer's append after it.
+        self.assertEqual(payload["commits"], job.commit_totals([("replace", self.REWRITE)]))
+        # Properties, the two figures' snapshots, the commits since: one transfer each.
+        self.assertEqual(tj.transfers, 4)
+
+    def test_a_snapshot_reads_as_its_id_operation_and_summary(self):
+        self.assertEqual(job.snapshot_summary(None), (None, None, {}))
+        read = _FakeSnapshot(2**63 - 1, 7, "replace", {"added-data-files": "1"}).read
+        self.assertEqual(job.snapshot_summary(read), (str(2**63 - 1), "replace", {"added-data-files": "1"}))
+        # Iceberg writes no summary for a snapshot without an operation.
+        self.assertEqual(job.snapshot_summary(_FakeSnapshot(3, None, None, {"x": "1"}).read), ("3", None, {}))
+
+    def test_the_commits_since_are_the_after_snapshot_and_its_ancestors_back_to_before(self):
+        table = self._table(MERGE, {})
+        tj = _FakeTaskJvm()
+        since = job.commits_since(tj, table, str(2**62 + 4), str(2**62 + 2))
+        self.assertEqual([op for op, _ in since], ["append", "replace"])
+        self.assertEqual(since[1][1], {**self.REWRITE, **{k: v for k, v in since[1][1].items() if k.startswith("total-")}})
+        # No before snapshot (an empty table): the whole history; none after or the same: none.
+        self.assertEqual(len(job.commits_since(tj, table, str(2**62 + 4), None)), 4)
+        self.assertEqual(job.commits_since(tj, table, None, None), [])
+        self.assertEqual(job.commits_since(tj, table, "5", "5"), [])
+        # A before snapshot that is no ancestor (the table rolled back past it): back to the root.
+        self.assertEqual(len(job.commits_since(tj, table, "5", "999")), 3)
+
+    def test_the_lookups_are_made_once_per_session(self):
+        first, second = mock.MagicMock(), mock.MagicMock()
+        with mock.patch.object(job, "TaskJvm", side_effect=lambda jvm: mock.Mock(jvm=jvm)) as made, mock.patch.object(
+            job, "_TASK_JVM", []
+        ):
+            self.assertIs(job.task_jvm(first), job.task_jvm(first))
+            self.assertIs(job.task_jvm(second).jvm, second)
+        self.assertEqual(made.call_args_list, [mock.call(first), mock.call(second)])
+
+    def test_the_memory_probe_in_local_mode_reads_no_spark_conf(self):
+        spark = mock.MagicMock()
+        spark.sparkContext.master = "local[2]"
+        spark.sparkContext.defaultParallelism = 2
+        with mock.patch.object(job, "jvm_peak_heap", return_value=(5, 9)):
+            self.assertEqual(job.run_memory(spark), {"peakHeapBytes": 5, "heapBytes": 9, "cores": 2})
+        # A copy of the whole conf crosses Py4J an entry per round trip: read only on a cluster.
+        spark.sparkContext.getConf.assert_not_called()
 
 
 class ExpiryPathTest(unittest.TestCase):
