@@ -710,7 +710,7 @@ class TaskJvm:
 
     def __init__(self, jvm) -> None:
         iceberg = jvm.org.apache.iceberg
-        f = _JvmFunctions(jvm)
+        f = per_session(jvm, _JvmFunctions)
         string = jvm.java.lang.String
         self.string = string
         self.namespace_of = iceberg.catalog.Namespace.of
@@ -746,17 +746,28 @@ class TaskJvm:
         return json.loads(snapshots.stream().map(self.each_snapshot_json).collect(self.json_array))
 
 
-# The session's TaskJvm: (the Py4J JVM view it was made in, it).
-_TASK_JVM: list[tuple[Any, TaskJvm]] = []
+# What the session looked up in the JVM (`per_session`): (the Py4J JVM view it was made in,
+# each kind's one instance).
+_SESSION_JVM: list[tuple[Any, dict[Any, Any]]] = []
+
+
+def per_session(jvm, kind):
+    """The session's one `kind(jvm)` — `_JvmFunctions`, `TaskJvm`, `IcebergJvm` — made on its
+    first use; a new JVM view (another session) starts afresh. One that fails to be made is not
+    kept: the next task looks again."""
+    if not (_SESSION_JVM and _SESSION_JVM[0][0] is jvm):
+        _SESSION_JVM[:] = [(jvm, {})]
+    made = _SESSION_JVM[0][1]
+    if kind not in made:
+        made[kind] = kind(jvm)
+    return made[kind]
 
 
 def task_jvm(jvm) -> TaskJvm:
-    """The session's `TaskJvm`, made on its first use (public classes of the JDK and of the
-    Iceberg the job runs with: a lookup that fails fails the task, as the calls it stands for
-    would, and the next task looks again)."""
-    if not (_TASK_JVM and _TASK_JVM[0][0] is jvm):
-        _TASK_JVM[:] = [(jvm, TaskJvm(jvm))]
-    return _TASK_JVM[0][1]
+    """The session's `TaskJvm` (public classes of the JDK and of the Iceberg the job runs
+    with: a lookup that fails fails the task, as the calls it stands for would, and the next
+    task looks again)."""
+    return per_session(jvm, TaskJvm)
 
 
 def table_properties(tj: TaskJvm, table) -> dict[str, str]:
@@ -1123,7 +1134,7 @@ class IcebergJvm:
     expiry's, and the other way round. All before anything is read or committed."""
 
     def __init__(self, jvm) -> None:
-        f = _JvmFunctions(jvm)
+        f = per_session(jvm, _JvmFunctions)
         self.jvm, self.f = jvm, f
         self.loaded: set[str] = set()
         # Classes by name (`_JvmFunctions.cls`, `java`): fewer round trips than `jvm.a.b.C`.
@@ -1200,10 +1211,6 @@ class IcebergJvm:
         return self.f.renders(self.f.then(self.partition_data, self.partition_to_path.bindTo(spec)))
 
 
-# The session's IcebergJvm: (the Py4J JVM view it was made in, it).
-_ICEBERG_JVM: list[tuple[Any, IcebergJvm]] = []
-
-
 # What a path leaves to Spark's actions when this Iceberg lacks one of its getters, as logged.
 _UNABLE = {
     "dangling": "dangling delete files not judged in the driver",
@@ -1218,15 +1225,11 @@ def iceberg_jvm(jvm, use: str) -> IcebergJvm | None:
     from py4j.protocol import Py4JJavaError
 
     try:
-        if _ICEBERG_JVM and _ICEBERG_JVM[0][0] is jvm:
-            x = _ICEBERG_JVM[0][1]
-        else:
-            x = IcebergJvm(jvm)
+        x = per_session(jvm, IcebergJvm)
         x.load(use)
     except Py4JJavaError as error:
         print(f"icepack_job: {_UNABLE[use]}: {error.java_exception}", file=sys.stderr)
         return None
-    _ICEBERG_JVM[:] = [(jvm, x)]
     return x
 
 

@@ -1977,7 +1977,7 @@ class TaskJvmTest(unittest.TestCase):
     def test_the_lookups_are_made_once_per_session(self):
         first, second = mock.MagicMock(), mock.MagicMock()
         with mock.patch.object(job, "TaskJvm", side_effect=lambda jvm: mock.Mock(jvm=jvm)) as made, mock.patch.object(
-            job, "_TASK_JVM", []
+            job, "_SESSION_JVM", []
         ):
             self.assertIs(job.task_jvm(first), job.task_jvm(first))
             self.assertIs(job.task_jvm(second).jvm, second)
@@ -2173,7 +2173,7 @@ class ExpiryTransferTest(unittest.TestCase):
         protocol = mock.MagicMock(Py4JJavaError=self.JavaError)
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
             job, "IcebergJvm", side_effect=lambda jvm: mock.MagicMock(jvm=jvm)
-        ) as made, mock.patch.object(job, "_ICEBERG_JVM", []):
+        ) as made, mock.patch.object(job, "_SESSION_JVM", []):
             x = job.iceberg_jvm(first, "dangling")
             self.assertIs(x.jvm, first)
             self.assertIs(job.iceberg_jvm(first, "expiry"), x)
@@ -2203,7 +2203,7 @@ class ExpiryTransferTest(unittest.TestCase):
         jvm = mock.MagicMock()
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
             job, "IcebergJvm", return_value=x
-        ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+        ), mock.patch.object(job, "_SESSION_JVM", []), redirect_stderr(err):
             self.assertIsNone(job.iceberg_jvm(jvm, "dangling"))
             self.assertIs(job.iceberg_jvm(jvm, "dangling"), x)
         self.assertEqual(x.load.call_count, 2)
@@ -2214,7 +2214,7 @@ class ExpiryTransferTest(unittest.TestCase):
         err = io.StringIO()
         with mock.patch.dict(sys.modules, {"py4j": mock.MagicMock(), "py4j.protocol": protocol}), mock.patch.object(
             job, "IcebergJvm", side_effect=self.JavaError()
-        ), mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+        ), mock.patch.object(job, "_SESSION_JVM", []), redirect_stderr(err):
             self.assertIsNone(job.iceberg_jvm(mock.MagicMock(), "expiry"))
             spark = mock.MagicMock()
             self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
@@ -2235,7 +2235,7 @@ class ExpiryTransferTest(unittest.TestCase):
         manifests = listed.stream.return_value
         manifests.filter.return_value.collect.return_value.size.return_value = 0
         with self._py4j(), mock.patch.object(job, "IcebergJvm", return_value=x) as made, mock.patch.object(
-            job, "_ICEBERG_JVM", []
+            job, "_SESSION_JVM", []
         ), mock.patch.object(job, "reachable_cleanup", return_value=None):
             self.assertEqual(job.dangling_in_driver(spark, table), job.dangling_counts([], {}, set(), False))
             self.assertIsNone(job.expire_in_driver(spark, mock.MagicMock(), {"olderThanMs": 5, "retainLast": 1}))
@@ -2257,7 +2257,7 @@ class ExpiryTransferTest(unittest.TestCase):
             err = io.StringIO()
             with self._py4j(), mock.patch.object(
                 job, "IcebergJvm", side_effect=self.JavaError()
-            ) as made, mock.patch.object(job, "_ICEBERG_JVM", []), redirect_stderr(err):
+            ) as made, mock.patch.object(job, "_SESSION_JVM", []), redirect_stderr(err):
                 out = job.dangling_in_driver(spark, table)
             self.assertEqual(None if out is None else out["danglingDeleteFilesRemoved"], expected)
             self.assertEqual(made.called, looked)

@@ -576,16 +576,15 @@ export class TaskWorker {
     }
     const endedAt =
       progress.batch === undefined ? Date.now() : ownEndedAt(progress.startedAt, end, Date.now());
-    const record: Ended = {
+    const record = {
       attempt,
       runId: run.runId,
       end,
       endedAt,
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
       ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs }),
-    };
-    await this.#o.connection.hset(this.#jobKey(job), Field.ended, JSON.stringify(record));
-    await this.#recordSample(run, end, progress, endedAt);
+    } satisfies Ended;
+    await this.#recordEnd(run, record, progress);
     return this.#report(run, end, progress.before, {
       startedAt: progress.startedAt,
       endedAt,
@@ -606,6 +605,19 @@ export class TaskWorker {
       },
       this.#o.sizingModel?.options() ?? this.#o.sizing,
     );
+  }
+
+  /**
+   * A run's end recorded on its job first — a dispatcher that dies from here on reports it
+   * again, never runs it — then its sizing sample.
+   */
+  async #recordEnd(
+    run: Run,
+    record: Ended & { readonly endedAt: number },
+    sized: Pick<Progress, 'size' | 'startedAt'>,
+  ): Promise<void> {
+    await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
+    await this.#recordSample(run, record.end, sized, record.endedAt);
   }
 
   /**
@@ -1023,9 +1035,11 @@ export class TaskWorker {
     try {
       const cores = progress.cores ?? coresOf(this.#size(run.task, {}, run.grow).size);
       const endedAt = ownEndedAt(progress.startedAt, end, Date.now());
-      const record: Ended = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
-      await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
-      await this.#recordSample(run, end, progress, endedAt);
+      await this.#recordEnd(
+        run,
+        { attempt: run.attempt, runId: run.runId, end, endedAt, cores },
+        progress,
+      );
       const basis = { startedAt: progress.startedAt, endedAt, cores };
       await this.#report(run, end, progress.before, basis, false);
       progress.atResult = end;
@@ -1177,9 +1191,11 @@ export class TaskWorker {
     const cores = coresOf(size);
     const endedAt = ownEndedAt(startedAt, end, Date.now());
     try {
-      const record: Ended = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
-      await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
-      await this.#recordSample(run, end, { size, startedAt }, endedAt);
+      await this.#recordEnd(
+        run,
+        { attempt: run.attempt, runId: run.runId, end, endedAt, cores },
+        { size, startedAt },
+      );
       let value: unknown;
       try {
         value = await this.#report(run, end, before, { startedAt, endedAt, cores });
