@@ -623,3 +623,91 @@ describe('the planner reads a table in one script (issue 17 point 6)', () => {
     expect(read.latest).toEqual(state);
   });
 });
+
+/** Counts the scripts sent on the planner's connection while `work` runs. */
+async function scriptsSent(work: () => Promise<unknown>): Promise<number> {
+  const conn = redis as unknown as { evalsha: (...a: unknown[]) => Promise<unknown> };
+  const evalsha = conn.evalsha;
+  let sent = 0;
+  conn.evalsha = (...args: unknown[]) => {
+    sent++;
+    return evalsha.apply(redis, args);
+  };
+  try {
+    await work();
+  } finally {
+    conn.evalsha = evalsha;
+  }
+  return sent;
+}
+
+describe('the calls of one turn go in one command, each caller its own answer (issue 17 point 6)', () => {
+  it('reads of several tables: one script, the answers of reads one at a time', async () => {
+    const { catalog, queue, states, lastSucceeded, reads, both } = readSetup();
+    const stored = sampleTableId({ catalog, name: 'stored' });
+    const queued = sampleTableId({ catalog, name: 'queued' });
+    const empty = sampleTableId({ catalog, name: 'empty' });
+    const state = { ...partitionedTableState([dayPartition('2026-01-02', 20)]), table: stored };
+    await states.put(state);
+    await lastSucceeded.record(stored, 'cleanup', '2026-12-01T10:00:00.000Z');
+    const merge = task(tableState(everything, { table: queued }), 'merge', 300);
+    await queue.create(merge);
+    await lastSucceeded.recordFailure(queued, 'merge', '2026-12-01T11:00:00.000Z', 'oom');
+
+    const tables = [stored, queued, empty, stored];
+    let together: Awaited<ReturnType<typeof reads.read>>[] = [];
+    const sent = await scriptsSent(async () => {
+      together = await Promise.all(tables.map((t) => reads.read(t)));
+    });
+    expect(sent).toBe(1);
+    const alone: typeof together = [];
+    for (const t of tables) alone.push(await both(t));
+    expect(together).toEqual(alone);
+    expect(together[0]?.latest).toEqual({ ...state, partitions: undefined });
+    expect(together[1]?.jobs.merge.task).toEqual(merge);
+    expect(together[1]?.record.failures.merge?.kind).toBe('oom');
+    expect(together[2]?.latest).toBeUndefined();
+  });
+
+  it('updates of several jobs: one script, each its own outcome (updated, not waiting, changed)', async () => {
+    const { catalog, queue, state } = setup();
+    const a = task(state(everything, {}, 'a'), 'merge', 300);
+    const b = task(state(everything, {}, 'b'), 'merge', 300);
+    const gone = task(state(everything, {}, 'gone'), 'merge', 300);
+    for (const t of [a, b]) await queue.create(t);
+    const rawB = (await queue.inspect(b.table)).merge.raw;
+    // b's data changes after it was read: the compare-and-set on it must fail.
+    expect(await queue.update({ ...b, score: { ...b.score, priority: 250 } })).toBe('updated');
+
+    let outcomes: string[] = [];
+    const sent = await scriptsSent(async () => {
+      outcomes = await Promise.all([
+        queue.update({ ...a, score: { ...a.score, priority: 100 } }),
+        queue.update({ ...gone, score: { ...gone.score, priority: 100 } }),
+        queue.update({ ...b, score: { ...b.score, priority: 50 } }, rawB),
+      ]);
+    });
+    expect(sent).toBe(1);
+    expect(outcomes).toEqual(['updated', 'not-waiting', 'changed']);
+    const waiting = await queue.waiting(catalog);
+    expect(waiting.map((w) => [w.task.table.name, w.priority])).toEqual([
+      ['a', 100],
+      ['b', 250],
+    ]);
+  });
+
+  it('puts of several states: one script, each state and head stored', async () => {
+    const { catalog, states } = setup();
+    const made = ['x', 'y', 'z'].map((name, i) => ({
+      ...partitionedTableState([dayPartition('2026-01-02', 10 + i)]),
+      table: sampleTableId({ catalog, name }),
+    }));
+    const sent = await scriptsSent(() => Promise.all(made.map((s) => states.put(s))));
+    expect(sent).toBe(1);
+    for (const s of made) {
+      expect(await states.get(tableKey(s.table))).toEqual(s);
+      expect(await states.head(tableKey(s.table))).toEqual({ ...s, partitions: undefined });
+    }
+    expect(await states.catalogs()).toEqual([catalog]);
+  });
+});

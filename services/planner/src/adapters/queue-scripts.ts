@@ -8,7 +8,8 @@
 import { RedisScript } from '@icepack/runtime';
 
 /**
- * Lua: `inspect(base, first, out)` appends, for each job id in ARGV[first..], where it is:
+ * Lua: `inspect(base, first, out, last)` appends, for each job id in ARGV[first..last] (`last`
+ * omitted: to the end), where it is:
  * prioritized | delayed | wait | paused | active | completed | failed | unknown | missing,
  * followed by its `data` (or ''). `base` is the queue key prefix (`icepack:<queue>:`).
  * An id without a job hash is missing: the hash is what BullMQ itself tests (an add under an
@@ -19,8 +20,8 @@ import { RedisScript } from '@icepack/runtime';
  * (`table-reads.ts`) both run it.
  */
 export const INSPECT_JOBS_LUA = `
-local function inspect(base, first, out)
-  for i = first, #ARGV do
+local function inspect(base, first, out, last)
+  for i = first, last or #ARGV do
     local id = ARGV[i]
     local state = 'missing'
     local data = ''
@@ -52,26 +53,39 @@ return out
 `);
 
 /**
- * Sets a waiting job's priority (keeping its FIFO counter) and, optionally, its data.
- * Returns 1 when updated, 0 when the job is not waiting (running, finished or gone), -1
- * when ARGV[4] is given and the data is no longer that (someone updated it meanwhile).
- * KEYS[1] prioritized, KEYS[2] delayed, KEYS[3] job hash.
- * ARGV[1] job id, ARGV[2] priority, ARGV[3] new data or '', ARGV[4] expected data or ''.
+ * Sets waiting jobs' priority (keeping each one's FIFO counter) and, optionally, their data:
+ * the updates made in one turn in one command (`TaskQueue.update`). Answers per job: 1 when
+ * updated, 0 when the job is not waiting (running, finished or gone), -1 when its expected data
+ * is given and the data is no longer that (someone updated it meanwhile).
+ * KEYS: none (each job's keys are in ARGV, as {@link INSPECT_JOBS} takes its queue's).
+ * ARGV[1] the number of jobs, then per job: its prioritized key, delayed key, job hash key,
+ * job id, priority, new data or '', expected data or ''.
  */
-export const UPDATE_WAITING_JOB = new RedisScript(`
-local id = ARGV[1]
-local priority = tonumber(ARGV[2])
-if ARGV[4] ~= '' and redis.call('HGET', KEYS[3], 'data') ~= ARGV[4] then return -1 end
-local score = redis.call('ZSCORE', KEYS[1], id)
-if score then
-  local counter = tonumber(score) % 0x100000000
-  redis.call('ZADD', KEYS[1], priority * 0x100000000 + counter, id)
-elseif not redis.call('ZSCORE', KEYS[2], id) then
-  return 0
+export const UPDATE_WAITING_JOBS = new RedisScript(`
+local out = {}
+for j = 0, tonumber(ARGV[1]) - 1 do
+  local a = 2 + j * 7
+  local prioritized, delayed, hash, id = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local priority = tonumber(ARGV[a + 4])
+  local code = 1
+  if ARGV[a + 6] ~= '' and redis.call('HGET', hash, 'data') ~= ARGV[a + 6] then
+    code = -1
+  else
+    local score = redis.call('ZSCORE', prioritized, id)
+    if score then
+      local counter = tonumber(score) % 0x100000000
+      redis.call('ZADD', prioritized, priority * 0x100000000 + counter, id)
+    elseif not redis.call('ZSCORE', delayed, id) then
+      code = 0
+    end
+  end
+  if code == 1 then
+    redis.call('HSET', hash, 'priority', priority)
+    if ARGV[a + 5] ~= '' then redis.call('HSET', hash, 'data', ARGV[a + 5]) end
+  end
+  out[#out + 1] = code
 end
-redis.call('HSET', KEYS[3], 'priority', priority)
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], 'data', ARGV[3]) end
-return 1
+return out
 `);
 
 /**

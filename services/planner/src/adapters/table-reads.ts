@@ -7,6 +7,7 @@ import {
   type LastSucceededStore,
   type TableOutcomes,
 } from './last-succeeded.ts';
+import { Coalescer } from './coalescer.ts';
 import { INSPECT_JOBS_LUA } from './queue-scripts.ts';
 import { fromStored, type TableStateHead, type TableStateStore } from './state-store.ts';
 import { jobsFrom, type TableJobs, type TaskQueue } from './task-queue.ts';
@@ -44,30 +45,55 @@ export function separateReads(
   };
 }
 
-// KEYS[1] heads, KEYS[2] states, KEYS[3] succeeded, KEYS[4] failures.
-// ARGV[1] table key, ARGV[2] queue key prefix, ARGV[3] n, ARGV[4..3+n] the table's outcome
-// fields, ARGV[4+n..] its job ids. Answers the head (or ''), the whole state when there is no
-// head (or ''), the n success times, the n failure streaks ('' for none), then the jobs.
-const READ_TABLE = new RedisScript(`${INSPECT_JOBS_LUA}
+// KEYS[1] heads, KEYS[2] states, KEYS[3] succeeded, KEYS[4] failures. ARGV[1] the number of
+// tables, then per table: its key, its queue key prefix, n, k, its n outcome fields, its k job
+// ids. Answers per table, one after the other: the head (or ''), the whole state when there is
+// no head (or ''), the n success times, the n failure streaks ('' for none), then the k jobs
+// (two values each).
+const READ_TABLES = new RedisScript(`${INSPECT_JOBS_LUA}
 local out = {}
-local head = redis.call('HGET', KEYS[1], ARGV[1])
-if head then
-  out[1] = head
-  out[2] = ''
-else
-  out[1] = ''
-  out[2] = redis.call('HGET', KEYS[2], ARGV[1]) or ''
+local a = 2
+for _ = 1, tonumber(ARGV[1]) do
+  local key, base = ARGV[a], ARGV[a + 1]
+  local n, k = tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local head = redis.call('HGET', KEYS[1], key)
+  if head then
+    out[#out + 1] = head
+    out[#out + 1] = ''
+  else
+    out[#out + 1] = ''
+    out[#out + 1] = redis.call('HGET', KEYS[2], key) or ''
+  end
+  local fields = {}
+  for i = 1, n do fields[i] = ARGV[a + 3 + i] end
+  local ok = redis.call('HMGET', KEYS[3], unpack(fields))
+  local failed = redis.call('HMGET', KEYS[4], unpack(fields))
+  for i = 1, n do out[#out + 1] = ok[i] or '' end
+  for i = 1, n do out[#out + 1] = failed[i] or '' end
+  inspect(base, a + 4 + n, out, a + 3 + n + k)
+  a = a + 4 + n + k
 end
-local n = tonumber(ARGV[3])
-local fields = {}
-for i = 1, n do fields[i] = ARGV[3 + i] end
-local ok = redis.call('HMGET', KEYS[3], unpack(fields))
-local failed = redis.call('HMGET', KEYS[4], unpack(fields))
-for i = 1, n do out[#out + 1] = ok[i] or '' end
-for i = 1, n do out[#out + 1] = failed[i] or '' end
-inspect(ARGV[2], 4 + n, out)
 return out
 `);
+
+/** One table's read from its part of a READ_TABLES reply (`n` outcome fields). */
+function readFrom(reply: readonly string[], n: number): TableRead {
+  const [head = '', whole = ''] = reply;
+  const value = (v: string | undefined) => (v === '' || v === undefined ? null : v);
+  return {
+    latest:
+      head !== ''
+        ? (JSON.parse(head) as TableStateHead)
+        : whole !== ''
+          ? (fromStored(whole) as TableStateHead)
+          : undefined,
+    record: outcomesFrom(
+      reply.slice(2, 2 + n).map(value),
+      reply.slice(2 + n, 2 + 2 * n).map(value),
+    ),
+    jobs: jobsFrom(reply.slice(2 + 2 * n)),
+  };
+}
 
 export interface ScriptedTableReadsOptions {
   /** The Redis all three stores are on. */
@@ -79,42 +105,45 @@ export interface ScriptedTableReadsOptions {
 
 /**
  * The three reads in one script: one command and one reply per state, not four (the head, the
- * jobs, and the two hashes of outcomes; issue 17 point 6). Atomic, which the reads on their
+ * jobs, and the two hashes of outcomes; issue 17 point 6), and the reads of the states handled
+ * in one turn in one command ({@link Coalescer}). Atomic per table, which the reads on their
  * own were not (nothing relied on that). Answers what {@link separateReads} answers.
  */
 export class ScriptedTableReads implements TableReads {
   readonly #o: ScriptedTableReadsOptions;
+  readonly #reads = new Coalescer<TableId, TableRead>((tables) => this.#readMany(tables));
 
   constructor(options: ScriptedTableReadsOptions) {
     this.#o = options;
   }
 
-  async read(table: TableId): Promise<TableRead> {
-    const key = tableKey(table);
+  read(table: TableId): Promise<TableRead> {
+    return this.#reads.call(table);
+  }
+
+  async #readMany(tables: readonly TableId[]): Promise<TableRead[]> {
     const { states, heads } = this.#o.states.keys;
     const { succeeded, failures } = this.#o.lastSucceeded.keys;
-    const { base, ids } = this.#o.queue.inspectArgs(table);
-    const fields = fieldsOf(key);
-    const reply = (await READ_TABLE.run(
+    const args: (string | number)[] = [tables.length];
+    const sizes: [n: number, k: number][] = [];
+    for (const table of tables) {
+      const key = tableKey(table);
+      const { base, ids } = this.#o.queue.inspectArgs(table);
+      const fields = fieldsOf(key);
+      args.push(key, base, fields.length, ids.length, ...fields, ...ids);
+      sizes.push([fields.length, ids.length]);
+    }
+    const reply = (await READ_TABLES.run(
       this.#o.connection,
       [heads, states, succeeded, failures],
-      [key, base, fields.length, ...fields, ...ids],
+      args,
     )) as string[];
-    const [head = '', whole = ''] = reply;
-    const n = fields.length;
-    const value = (v: string | undefined) => (v === '' || v === undefined ? null : v);
-    return {
-      latest:
-        head !== ''
-          ? (JSON.parse(head) as TableStateHead)
-          : whole !== ''
-            ? (fromStored(whole) as TableStateHead)
-            : undefined,
-      record: outcomesFrom(
-        reply.slice(2, 2 + n).map(value),
-        reply.slice(2 + n, 2 + 2 * n).map(value),
-      ),
-      jobs: jobsFrom(reply.slice(2 + 2 * n)),
-    };
+    let at = 0;
+    return sizes.map(([n, k]) => {
+      const size = 2 + 2 * n + 2 * k;
+      const read = readFrom(reply.slice(at, at + size), n);
+      at += size;
+      return read;
+    });
   }
 }

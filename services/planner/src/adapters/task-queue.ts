@@ -15,7 +15,8 @@ import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PendingTask, PendingTasks } from '../domain/rules.ts';
 import { isRunNow, runNowScore, withAging, type ScoreOptions } from '../domain/score.ts';
-import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOB } from './queue-scripts.ts';
+import { Coalescer } from './coalescer.ts';
+import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOBS } from './queue-scripts.ts';
 
 /** Where a job is, as BullMQ keeps it. */
 export type JobState =
@@ -148,6 +149,9 @@ export class TaskQueue {
   // Insertion order is recency order: a hit moves the catalog to the end.
   readonly #queues = new Map<string, Queue>();
   readonly #maxQueues: number;
+  readonly #updates = new Coalescer<{ task: Task; expectedRaw: string }, UpdateResult>((u) =>
+    this.#updateMany(u),
+  );
 
   constructor(options: TaskQueueOptions) {
     this.#redis = options.connection;
@@ -250,16 +254,32 @@ export class TaskQueue {
   /**
    * Replaces a waiting task's data and priority in place (it keeps its place among equal
    * priorities). Never touches a running job. With `expectedRaw`, only if the data is
-   * still that (compare-and-set, used by aging).
+   * still that (compare-and-set, used by aging). The updates made in one turn go in one
+   * command ({@link Coalescer}).
    */
-  async update(task: Task, expectedRaw = ''): Promise<UpdateResult> {
-    const base = this.#base(task.table.catalog);
-    const code = (await UPDATE_WAITING_JOB.run(
-      this.#redis,
-      [`${base}prioritized`, `${base}delayed`, `${base}${task.id}`],
-      [task.id, String(task.score.priority), JSON.stringify(task), expectedRaw],
-    )) as number;
-    return code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed';
+  update(task: Task, expectedRaw = ''): Promise<UpdateResult> {
+    return this.#updates.call({ task, expectedRaw });
+  }
+
+  /** {@link update}s made in one turn, in one command; their results in order. */
+  async #updateMany(
+    updates: readonly { readonly task: Task; readonly expectedRaw: string }[],
+  ): Promise<UpdateResult[]> {
+    const args: string[] = [String(updates.length)];
+    for (const { task, expectedRaw } of updates) {
+      const base = this.#base(task.table.catalog);
+      args.push(
+        `${base}prioritized`,
+        `${base}delayed`,
+        `${base}${task.id}`,
+        task.id,
+        String(task.score.priority),
+        JSON.stringify(task),
+        expectedRaw,
+      );
+    }
+    const codes = (await UPDATE_WAITING_JOBS.run(this.#redis, [], args)) as number[];
+    return codes.map((code) => (code === 1 ? 'updated' : code === 0 ? 'not-waiting' : 'changed'));
   }
 
   /**
