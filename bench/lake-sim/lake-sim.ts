@@ -36,7 +36,13 @@ import {
 } from '@icepack/types';
 import type { TableId } from '@icepack/types';
 import { machine } from '../iceberg/machine.ts';
-import { duplicateRuns, falseLosses, taskRows } from './domain/ledger.ts';
+import {
+  duplicateRuns,
+  falseLosses,
+  icepackCoreSeconds,
+  sessionTails,
+  taskRows,
+} from './domain/ledger.ts';
 import type { Launch } from './domain/ledger.ts';
 import { workloadOf } from './domain/options.ts';
 import type { Policy, SimOptions } from './domain/options.ts';
@@ -258,6 +264,7 @@ export async function runLakeSim(
     const launches = await readLaunches(stateDir);
     const ours = (events?.events ?? []).filter((e) => e.table.catalog === catalog);
     const tasks = taskRows(ours, CORES_PER_RUN);
+    const tails = (events?.tails ?? []).filter((t) => t.table.catalog === catalog);
     const cron = writer.of<CronRow>('cron');
     const totals = done as unknown as Omit<WriterTotals, 'failuresByError'>;
     const failuresByError: Record<string, number> = {};
@@ -287,15 +294,13 @@ export async function runLakeSim(
       deletes: writer.of<DeleteRow>('deletes'),
       cron,
       tasks,
+      sessionTails: sessionTails(tails),
       taskEvents: ours.length,
       duplicates: duplicateRuns(launches),
       falseLosses: falseLosses(ours, launches),
       lifecycle: events?.lifecycleViolations() ?? [],
       verify: writer.of<VerifyRow>('verify'),
-      coreSeconds:
-        policy === 'icepack'
-          ? tasks.reduce((n, t) => n + (t.coreSecondsRequested ?? 0), 0)
-          : cronCoreSeconds(cron),
+      coreSeconds: policy === 'icepack' ? icepackCoreSeconds(tasks, tails) : cronCoreSeconds(cron),
     };
   } finally {
     sampling = false;

@@ -1,9 +1,11 @@
-import type { HealthFigures, TaskEvent } from '@icepack/types';
+import type { HealthFigures, SessionTail, TaskEvent } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import {
   applicationCosts,
   duplicateRuns,
   falseLosses,
+  icepackCoreSeconds,
+  sessionTails,
   summarizeTasks,
   taskRows,
 } from './ledger.ts';
@@ -254,5 +256,37 @@ describe('applicationCosts', () => {
       othersRequested: 10,
       others: 2,
     });
+  });
+});
+
+describe('sessionTails and icepackCoreSeconds', () => {
+  const tail = (runId: string, coreSeconds: number, at = 40): SessionTail => ({
+    taskId: 'merge/sim1/lake/stream_00',
+    table,
+    taskType: 'merge',
+    runId,
+    at: new Date(Date.UTC(2026, 0, 1, 12, 0, at)).toISOString(),
+    idleMs: coreSeconds * 1000,
+    cost: { runMs: coreSeconds * 1000, coreSecondsRequested: coreSeconds },
+  });
+  const events = [
+    ev('started', 0, { runId: 'batch-a1' }),
+    ev('succeeded', 10, {
+      runId: 'batch-a1',
+      cost: { runMs: 10_000, coreSecondsRequested: 30 },
+      before: figures(),
+      after: figures({ dataFiles: 2, smallFiles: 0, snapshots: 13 }),
+    }),
+  ];
+
+  it('adds each session’s idle tail to the compute once, and to no task: not a run, not wasted', () => {
+    // The dispatcher reported the first session's tail twice (killed after it, restarted).
+    const tails = [tail('batch-a1', 45), tail('batch-a1', 45, 50), tail('batch-b1', 15)];
+    const rows = taskRows(events, 3);
+    expect(sessionTails(tails)).toEqual({ sessions: 2, coreSecondsRequested: 60 });
+    expect(icepackCoreSeconds(rows, tails)).toBe(90);
+    expect(icepackCoreSeconds(rows, [])).toBe(30);
+    // The runs and their invariants are the task events' alone.
+    expect(summarizeTasks(rows)).toMatchObject({ runs: 1, wasted: 0, coreSecondsRequested: 30 });
   });
 });

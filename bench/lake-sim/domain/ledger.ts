@@ -1,9 +1,10 @@
 /**
  * What Icepack did during a simulator run, from its task events and the local runner's
  * launch records: one row per Spark run, and the two invariants the run checks — no wasted
- * task, no duplicate Spark run. Pure: no I/O.
+ * task, no duplicate Spark run — and its compute: the runs' and the resident sessions' idle
+ * tails. Pure: no I/O.
  */
-import type { HealthFigures, TaskEvent } from '@icepack/types';
+import type { HealthFigures, SessionTail, TaskEvent } from '@icepack/types';
 
 /** One launch of the local runner (its run directory's `runs.log`, `result.json`). */
 export interface Launch {
@@ -250,4 +251,31 @@ export function summarizeTasks(rows: readonly TaskRow[]): TaskSummary {
     ...(wait === undefined ? {} : { queueWaitP50Ms: wait }),
     ...(run === undefined ? {} : { runP50Ms: run }),
   };
+}
+
+/**
+ * Resident sessions' idle tails (ADR 0046): the cores a session held after its last task
+ * until it exited, compute of no task's own — not a Spark run, not a task, never wasted.
+ */
+export interface TailSummary {
+  /** Sessions that idled after their last task (one per leader's task and run). */
+  readonly sessions: number;
+  readonly coreSecondsRequested: number;
+}
+
+/** The tails, each session once (the dispatcher publishes at least once: after a restart again). */
+export function sessionTails(tails: readonly SessionTail[]): TailSummary {
+  const once = new Map(tails.map((t) => [`${t.taskId}\u0000${t.runId}`, t]));
+  let coreSecondsRequested = 0;
+  for (const t of once.values()) coreSecondsRequested += t.cost.coreSecondsRequested;
+  return { sessions: once.size, coreSecondsRequested };
+}
+
+/** Icepack's maintenance compute: its runs' requested core-seconds and its sessions' idle tails. */
+export function icepackCoreSeconds(
+  rows: readonly TaskRow[],
+  tails: readonly SessionTail[],
+): number {
+  const runs = rows.reduce((n, r) => n + (r.coreSecondsRequested ?? 0), 0);
+  return runs + sessionTails(tails).coreSecondsRequested;
 }

@@ -115,7 +115,21 @@ describe('reports', () => {
       '3 / 2',
       '3 / 2',
     ]);
-    expect(rows).toContainEqual(['maintenance compute (core-seconds)', '42', '300']);
+    const compute =
+      "maintenance compute (core-seconds; Icepack: its runs and its resident sessions' idle tails)";
+    expect(rows).toContainEqual([compute, '42', '300']);
+    // Icepack's sessions' idle tails are in its compute and told apart (ADR 0046).
+    const icepack = run('icepack', {
+      coreSeconds: 130,
+      sessionTails: { sessions: 2, coreSecondsRequested: 60 },
+    });
+    const withTails = outcomeRows([icepack, run('cron', { coreSeconds: 300 })]);
+    expect(withTails).toContainEqual([compute, '130', '300']);
+    expect(withTails).toContainEqual([
+      "Icepack resident sessions' idle tails: sessions / core-s requested (in the compute above)",
+      '2 / 60',
+      'n/a',
+    ]);
     const html = htmlReport([run('none')], '# md', 'window.Chart = function () {};');
     expect(html).toContain('window.Chart = function () {};');
     expect(html).toContain('<canvas id="snapshots">');

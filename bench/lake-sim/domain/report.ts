@@ -91,7 +91,18 @@ export function outcomeRows(results: readonly RunResult[]): [string, ...string[]
       ...col((r) => `${fmt(sum(r, 'snapshots'))} (${fmt(max(r, 'snapshots'))})`),
     ],
     ['metadata at end', ...col((r) => mib(sum(r, 'metadataBytes')))],
-    ['maintenance compute (core-seconds)', ...col((r) => fmt(r.coreSeconds))],
+    [
+      "maintenance compute (core-seconds; Icepack: its runs and its resident sessions' idle tails)",
+      ...col((r) => fmt(r.coreSeconds)),
+    ],
+    [
+      "Icepack resident sessions' idle tails: sessions / core-s requested (in the compute above)",
+      ...col((r) =>
+        r.policy !== 'icepack' || r.sessionTails === undefined
+          ? 'n/a'
+          : `${fmt(r.sessionTails.sessions)} / ${fmt(r.sessionTails.coreSecondsRequested)}`,
+      ),
+    ],
     [
       'Icepack ledger: core-seconds used (CPU) / bytes read / bytes written',
       ...col((r) => {

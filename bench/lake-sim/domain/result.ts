@@ -1,6 +1,6 @@
 /** What one simulator run recorded, and the invariants checked on it. Pure: no I/O. */
 import type { Policy, Workload } from './options.ts';
-import type { TaskRow } from './ledger.ts';
+import type { TailSummary, TaskRow } from './ledger.ts';
 
 /** One table's figures at one moment (seconds since the writers started). */
 export interface Sample {
@@ -88,6 +88,8 @@ export interface RunResult {
   readonly deletes: readonly DeleteRow[];
   readonly cron: readonly CronRow[];
   readonly tasks: readonly TaskRow[];
+  /** Resident sessions' idle tails (ADR 0046): in `coreSeconds`, not in `tasks`. Absent in older results. */
+  readonly sessionTails?: TailSummary;
   /** Task events of the simulator's catalog. */
   readonly taskEvents: number;
   readonly duplicates: readonly string[];
@@ -95,7 +97,10 @@ export interface RunResult {
   /** Task ids whose events break the task lifecycle. */
   readonly lifecycle: readonly string[];
   readonly verify: readonly VerifyRow[];
-  /** Core-seconds spent on maintenance: Icepack's runs as sized, or the cron session's. */
+  /**
+   * Core-seconds spent on maintenance: Icepack's runs as sized and its resident sessions' idle
+   * tails, or the cron session's.
+   */
   readonly coreSeconds: number;
 }
 

@@ -8,6 +8,7 @@ import { dlqRecordSchema } from './dlq-record.ts';
 import { parseJsonExact } from './json-exact.ts';
 import { parseEnvelope } from './messages.ts';
 import { scanRequestSchema } from './scan-request.ts';
+import { sessionTailSchema } from './session-tail.ts';
 import { tableStateSchema } from './table-state.ts';
 import { taskEventSchema } from './task-event.ts';
 import { taskSchema } from './task.ts';
@@ -24,6 +25,7 @@ const payloadSchemas: readonly z.ZodType[] = [
   tableStateSchema,
   taskSchema,
   taskEventSchema,
+  sessionTailSchema,
   catalogSchema,
   bindingSchema,
   dlqRecordSchema,

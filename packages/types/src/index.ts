@@ -179,6 +179,7 @@ export {
   type HealthFigures,
   type TaskError,
 } from './task-event.ts';
+export { sessionTailSchema, parseSessionTail, type SessionTail } from './session-tail.ts';
 export {
   secretRefSchema,
   looksLikeSecretKey,

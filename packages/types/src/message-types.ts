@@ -7,6 +7,7 @@ import { scanRequestSchema } from './scan-request.ts';
 import { tableStateSchema } from './table-state.ts';
 import { isExactTableState } from './table-state-check.ts';
 import { keepPackedPartitionsText, packTableState, unpackTableState } from './packed-partitions.ts';
+import { sessionTailSchema } from './session-tail.ts';
 import { taskEventWithStatus } from './task-event.ts';
 import { TaskStatus } from './task-status.ts';
 import { Topics, type Topic } from './topics.ts';
@@ -147,6 +148,15 @@ export const MessageTypes = {
     topic: Topics.taskEvents,
     kind: 'event',
     payload: taskEventWithStatus(TaskStatus.retrying),
+  },
+  // Not a task's step (no status): a resident session's held idle tail, for the ledger (ADR
+  // 0046). Consumers older than it dead-letter it as an unknown type.
+  ResidentSessionEnded: {
+    version: 1,
+    accepts: [1],
+    topic: Topics.taskEvents,
+    kind: 'event',
+    payload: sessionTailSchema,
   },
   CatalogDefined: {
     version: 1,

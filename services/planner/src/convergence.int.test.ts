@@ -39,7 +39,8 @@ import { waitFor } from './testing/wait-for.ts';
 // a cleanup only when an expiry can remove something, no second task of a type within its
 // minimum interval after a success (known from the `succeeded` events on Kafka), and a
 // failed task planned again by the re-plan pass without a new table state. The same
-// `succeeded` events fill the ledger that `GET /v1/ledger` serves.
+// `succeeded` events fill the ledger that `GET /v1/ledger` serves, and a resident session's
+// idle tail (`ResidentSessionEnded`, ADR 0046) adds its cost there once, as no task run.
 
 const infra = inject('infra');
 const logger = createLogger({
@@ -82,7 +83,7 @@ async function finishTask(
   table: TableId,
   taskType: 'cleanup' | 'merge' | 'sort',
   status: 'succeeded' | 'failed',
-): Promise<void> {
+): Promise<string> {
   expect(await queue.removeWaiting(table, taskType)).toBe(true);
   const base = {
     taskId: `${taskType}/${tableKey(table)}`,
@@ -107,6 +108,7 @@ async function finishTask(
     const error = { kind: 'spark', message: 'job failed', retryable: false };
     await producer.publish(eventsTopic, 'TaskFailed', key, { ...base, status, error });
   }
+  return base.runId;
 }
 
 const jobStates = async (table: TableId) => {
@@ -171,9 +173,11 @@ beforeAll(async () => {
   await reader.subscribe({ topic: eventsTopic, fromBeginning: true });
   await reader.run({
     eachMessage: ({ message }) => {
-      events.push(
-        parseMessage(message.value ?? '', Object.values(TaskEventTypes)).payload as TaskEvent,
-      );
+      const envelope = parseMessage(message.value ?? '', [
+        ...Object.values(TaskEventTypes),
+        'ResidentSessionEnded',
+      ]);
+      if (envelope.type !== 'ResidentSessionEnded') events.push(envelope.payload as TaskEvent);
       return Promise.resolve();
     },
   });
@@ -299,6 +303,77 @@ async function expectInLedger(key: string): Promise<void> {
   ]);
   expect((await ledgerGet('catalog=never-seen')).status).toBe(404);
 }
+
+describe("a resident session's idle tail (ADR 0046)", () => {
+  it('is in the ledger once per session, as its leader table’s cost and no task run; not a success', async () => {
+    const table: TableId = { catalog, namespace: ['cv'], name: 'resident' };
+    const key = tableKey(table);
+    await publishState(
+      tableState({ snapshots: 60 }, { table, scannedAt: new Date().toISOString() }),
+    );
+    expect((await jobStates(table)).cleanup).toBe('prioritized');
+    const runId = await finishTask(table, 'cleanup', 'succeeded');
+    await waitFor('the success to be recorded', async () =>
+      (await lastSucceeded.get(key)).cleanup !== undefined ? true : undefined,
+    );
+    const succeededAt = (await lastSucceeded.get(key)).cleanup;
+    // A cleanup led a session that idled 30 s after its last task on 3 cores, then exited; a restarted
+    // dispatcher reports that tail again (a later `at`), then another session's tail comes.
+    const tail = (run: string, at: number, idleMs: number) => ({
+      taskId: `cleanup/${key}`,
+      table,
+      taskType: 'cleanup' as const,
+      runId: run,
+      at: new Date(at).toISOString(),
+      idleMs,
+      cost: { runMs: idleMs, coreSecondsRequested: (3 * idleMs) / 1000 },
+    });
+    const now = Date.now();
+    await producer.publish(eventsTopic, 'ResidentSessionEnded', key, tail(runId, now, 30_000));
+    await producer.publish(
+      eventsTopic,
+      'ResidentSessionEnded',
+      key,
+      tail(runId, now + 5_000, 30_000),
+    );
+    await producer.publish(
+      eventsTopic,
+      'ResidentSessionEnded',
+      key,
+      tail('run-next-a1', now + 9_000, 10_000),
+    );
+    const query = `catalog=${encodeURIComponent(catalog)}&table=${encodeURIComponent(key)}&until=${encodeURIComponent(new Date(now + 60_000).toISOString())}`;
+    const found = await waitFor('both sessions in the ledger', async () => {
+      const { body } = await ledgerGet(query);
+      const entries = body.entries as { runId: string }[];
+      return entries.some((e) => e.runId === 'run-next-a1') ? body : undefined;
+    });
+    expect(found.totals).toMatchObject({
+      runs: 1,
+      byType: { cleanup: 1 },
+      sessionTails: 2,
+      sessionTailCoreSeconds: 120,
+      cost: { runMs: 30_000 + 40_000, coreSecondsRequested: 60 + 90 + 30 },
+      runsWithoutCost: 0,
+    });
+    expect(found.entries).toEqual([
+      expect.objectContaining({ kind: 'session-tail', runId: 'run-next-a1' }),
+      expect.objectContaining({ kind: 'session-tail', runId, at: new Date(now).toISOString() }),
+      expect.not.objectContaining({ kind: 'session-tail' }),
+    ]);
+    const perCatalog = await ledgerGet(
+      `catalog=${encodeURIComponent(catalog)}&until=${encodeURIComponent(new Date(now + 60_000).toISOString())}`,
+    );
+    expect(perCatalog.body.tables).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ tableKey: key, runs: 1, sessionTails: 2 }),
+      ]),
+    );
+    // Not a success: the cleanup's last success is the run's, and nothing is planned from it.
+    expect((await lastSucceeded.get(key)).cleanup).toBe(succeededAt);
+    expect((await jobStates(table)).cleanup).toBe('missing');
+  });
+});
 
 describe('the re-plan pass and the back-off after a failure', () => {
   it('a failed task comes back only after its back-off; a cleanup of the table is planned meanwhile', async () => {

@@ -1,16 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Consumer } from 'kafkajs';
-import { assertEventLifecycle, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
-import type { TaskEvent } from '@icepack/types';
+import {
+  assertEventLifecycle,
+  MessageType,
+  parseMessage,
+  TaskEventTypes,
+  Topics,
+} from '@icepack/types';
+import type { SessionTail, TaskEvent } from '@icepack/types';
 import { ProgressLines } from './progress/progress-lines.ts';
 
 /**
  * Every task event on `icepack.task-events` from the beginning, parsed, plus the progress
- * line a person following `./dev up` would have seen for it.
+ * line a person following `./dev up` would have seen for it; and apart, the resident
+ * sessions' idle tails published there (`ResidentSessionEnded`, ADR 0046: not task events).
  */
 export class TaskEventLog {
   readonly events: TaskEvent[] = [];
+  readonly tails: SessionTail[] = [];
   /** The trace id in each event's `traceparent` header (same index as `events`). */
   readonly traceIds: (string | undefined)[] = [];
   readonly lines: string[] = [];
@@ -32,8 +40,15 @@ export class TaskEventLog {
     await consumer.run({
       eachMessage: ({ message }) => {
         try {
-          const event = parseMessage(message.value ?? '', Object.values(TaskEventTypes))
-            .payload as TaskEvent;
+          const envelope = parseMessage(message.value ?? '', [
+            ...Object.values(TaskEventTypes),
+            MessageType.ResidentSessionEnded,
+          ]);
+          if (envelope.type === MessageType.ResidentSessionEnded) {
+            log.tails.push(envelope.payload);
+            return Promise.resolve();
+          }
+          const event = envelope.payload as TaskEvent;
           log.events.push(event);
           log.traceIds.push(message.headers?.traceparent?.toString().split('-')[1]);
           const line = log.#progress.taskEvent(event);

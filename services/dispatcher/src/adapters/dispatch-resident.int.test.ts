@@ -5,7 +5,9 @@
 // into the inbox loses no task and runs none twice; a session fed a stream of tasks stops taking
 // them in time to finish them inside its task timeout; a lone task that leads a session is
 // reported as its result appears, while the application idles on (ADR 0046), also when its
-// dispatcher is killed right after that report. The tables of every test are built in one Spark
+// dispatcher is killed right after that report; and the session's idle tail after its last
+// task is reported at the exit as its own ledger entry, the same again by a dispatcher killed
+// right after reporting it. The tables of every test are built in one Spark
 // session and read back in one more.
 import type { ChildProcess } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -19,6 +21,7 @@ import {
   MAX_TASK_GROUPS,
   queueNameForCatalog,
   taskJobId,
+  type SessionTail,
   type Task,
   type TaskEvent,
 } from '@icepack/types';
@@ -75,6 +78,7 @@ type Case = keyof typeof cases;
 const lones = {
   lone: `reslone${suffix}`,
   crashLeader: `rescrashl${suffix}`,
+  crashTail: `rescrasht${suffix}`,
 } as const;
 type Lone = keyof typeof lones;
 /** The stream's catalog: its tables take a task each in turn, of each type and group id. */
@@ -129,9 +133,15 @@ afterAll(async () => {
 
 class RecordingSink implements DispatchSink {
   readonly events: TaskEvent[] = [];
+  readonly tails: SessionTail[] = [];
 
   taskEvent(event: TaskEvent): Promise<void> {
     this.events.push(event);
+    return Promise.resolve();
+  }
+
+  sessionTail(tail: SessionTail): Promise<void> {
+    this.tails.push(tail);
     return Promise.resolve();
   }
 
@@ -523,13 +533,114 @@ describe('a lone task that leads a session (ADR 0046)', () => {
     expect(done.runId).toBe(name);
     expect(done.cost?.runMs).toBe(own.durationMs + (own.idleMs ?? 0));
     expect(done.cost?.filesRewritten).toBeGreaterThan(0);
-    // The session then idled before it closed: that tail is in no task's ledger entry.
-    const summary = JSON.parse(await readFile(join(dir, 'results', 'batch.json'), 'utf8')) as {
+  });
+
+  it("reports the session's idle tail at the exit, once, as its own entry under the leader's run", async () => {
+    const [name] = await readdir(stateDir);
+    const summary = JSON.parse(
+      await readFile(join(stateDir, name!, 'results', 'batch.json'), 'utf8'),
+    ) as { exitCode: number; idleMs?: number };
+    expect(summary.exitCode).toBe(0);
+    expect(summary.idleMs).toBeGreaterThan(0);
+    // Before the change that tail was only logged: in no ledger entry.
+    expect(sink.tails).toHaveLength(1);
+    const [tail] = sink.tails;
+    const done = sink.of(task.id)[1]!;
+    expectTail(tail!, task, name!, summary.idleMs!, done);
+    // Within its bound: the session's cores × its idle bound, and the job's poll.
+    const cores = coresOf(done);
+    expect(tail!.cost.coreSecondsRequested).toBeLessThanOrEqual(cores * (30 + 5));
+  });
+});
+
+/** The cores the leader's run was sized for: its ledger cost ÷ its run time. */
+function coresOf(leader: TaskEvent): number {
+  const { runMs, coreSecondsRequested } = leader.cost!;
+  return Math.round((coreSecondsRequested * 1000) / runMs);
+}
+
+/** A session tail of the leader's task, run and table: the summary's idle × the session's cores. */
+function expectTail(
+  tail: SessionTail,
+  leader: Task,
+  runId: string,
+  idleMs: number,
+  done: TaskEvent,
+): void {
+  expect(tail).toMatchObject({
+    taskId: leader.id,
+    table: leader.table,
+    taskType: leader.type,
+    runId,
+    idleMs: Math.round(idleMs),
+    cost: { runMs: Math.round(idleMs) },
+  });
+  expect(tail.cost.coreSecondsRequested).toBeGreaterThan(0);
+  expect(tail.cost.coreSecondsRequested).toBeCloseTo(
+    (coresOf(done) * Math.round(idleMs)) / 1000,
+    2,
+  );
+  // After the leader's run: the application exited after its result.
+  expect(Date.parse(tail.at)).toBeGreaterThanOrEqual(Date.parse(done.at));
+}
+
+describe("a dispatcher killed right after reporting its session's idle tail", () => {
+  const catalog = lones.crashTail;
+  let events: TaskEventLog;
+  let task: Task;
+  let stateDir: string;
+
+  beforeAll(async () => {
+    events = new TaskEventLog(infra.kafkaBrokers, (e) => e.table.catalog === catalog);
+    await events.start();
+    cleanups.push(() => events.stop());
+    stateDir = await mkdtemp(join(tmpdir(), 'icepack-resident-crasht-'));
+    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    task = mergeTask(lone.crashTail, 5);
+    const queue = queueOf(catalog);
+    await enqueue(queue, task);
+    const resident = { idleSeconds: 10, maxTasks: 10 };
+    // It kills itself right after publishing the tail, before its job is completed.
+    const first = await workers.start({
+      stateDir,
+      catalogName: catalog,
+      resident,
+      crashAfterTail: true,
+    });
+    await exited(first);
+    await workers.start({ stateDir, catalogName: catalog, resident });
+    await jobsDone(queue, [task]);
+  }, 1_200_000);
+
+  it('has the next dispatcher report the same tail again (the ledger keeps one), the task run once', async () => {
+    await events.waitFor(task.id, ['succeeded', 'failed']);
+    events.expectLifecycle(task.id);
+    const mine = events.of(task.id);
+    expect(mine.map((e) => e.status)).not.toContain('failed');
+    const succeeded = mine.filter((e) => e.status === 'succeeded');
+    const dirs = await dirsWithResult(stateDir, task);
+    expect(dirs).toHaveLength(1);
+    expect(await readdir(stateDir)).toHaveLength(1);
+    expect(await launchesIn(dirs[0]!)).toHaveLength(1);
+    const runId = dirs[0]!.split('/').at(-1)!;
+    const summary = JSON.parse(await readFile(join(dirs[0]!, 'results', 'batch.json'), 'utf8')) as {
       exitCode: number;
       idleMs?: number;
     };
     expect(summary.exitCode).toBe(0);
-    expect(summary.idleMs).toBeGreaterThan(0);
+    // Reported by the killed dispatcher and again by the next one: the same tail, to the
+    // millisecond (its exit time recorded on the job before the report), which the ledger's
+    // marker per task, run and kind keeps once (ledger-store.int.test.ts, convergence).
+    await until(
+      'the tail reported again',
+      () => Promise.resolve(events.tails.length >= 2),
+      SPARK_RUN_POLL,
+    );
+    expect(new Set(events.tails.map((t) => JSON.stringify(t))).size).toBe(1);
+    expectTail(events.tails[0]!, task, runId, summary.idleMs!, succeeded[0]!);
+    expect(events.tails[0]!.cost.coreSecondsRequested).toBeLessThanOrEqual(
+      coresOf(succeeded[0]!) * (10 + 5),
+    );
   });
 });
 

@@ -5,13 +5,16 @@ import {
   tableKey,
   TaskEventTypes,
   Topics,
+  type SessionTail,
   type TableId,
   type TaskEvent,
 } from '@icepack/types';
 
-/** Where the dispatcher reports: task events and re-scan requests. */
+/** Where the dispatcher reports: task events, resident sessions' idle tails and re-scan requests. */
 export interface DispatchSink {
   taskEvent(event: TaskEvent): Promise<void>;
+  /** A resident session's idle tail (ADR 0046); a sink without it drops them (tests). */
+  sessionTail?(tail: SessionTail): Promise<void>;
   requestScan(table: TableId, taskId: string): Promise<void>;
 }
 
@@ -28,6 +31,11 @@ export class KafkaDispatchSink implements DispatchSink {
     await this.#producer.publish(MessageTypes[type].topic, type, tableKey(event.table), event);
   }
 
+  async sessionTail(tail: SessionTail): Promise<void> {
+    const type = 'ResidentSessionEnded';
+    await this.#producer.publish(MessageTypes[type].topic, type, tableKey(tail.table), tail);
+  }
+
   async requestScan(table: TableId, taskId: string): Promise<void> {
     await this.#producer.publish(Topics.scanRequests, 'ScanTable', tableKey(table), {
       table,
@@ -41,10 +49,16 @@ export class KafkaDispatchSink implements DispatchSink {
 /** Keeps what would be published: for unit tests and the benchmark. */
 export class InMemoryDispatchSink implements DispatchSink {
   readonly events: TaskEvent[] = [];
+  readonly tails: SessionTail[] = [];
   readonly scans: { table: TableId; taskId: string }[] = [];
 
   taskEvent(event: TaskEvent): Promise<void> {
     this.events.push(event);
+    return Promise.resolve();
+  }
+
+  sessionTail(tail: SessionTail): Promise<void> {
+    this.tails.push(tail);
     return Promise.resolve();
   }
 

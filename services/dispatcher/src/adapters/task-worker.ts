@@ -19,7 +19,7 @@ import { batchable, DEFAULT_BATCH_LIMITS, selectBatch, type BatchLimits } from '
 import { concurrencyOf, Lane, LARGE_SLOTS_BUSY, laneOf } from '../domain/lanes.ts';
 import type { LaunchGate, LaunchPermit } from '../domain/launch-gate.ts';
 import { runSample } from '../domain/learned-sizing.ts';
-import { ledgerEntry, type JobLedgerFigures } from '../domain/ledger.ts';
+import { ledgerEntry, sessionTailCost, type JobLedgerFigures } from '../domain/ledger.ts';
 import {
   appendRoom,
   leaderReportedAtResult,
@@ -199,8 +199,12 @@ interface Ended {
   /** When the end was known (ms) and the cores the run was sized for: its ledger cost. */
   readonly endedAt?: number;
   readonly cores?: number;
-  /** A resident session's idle time after its last task, charged to its leader (ADR 0045). */
+  /**
+   * A resident session's idle time after its last task, when this run led it, and when its
+   * application exited (ms): the session's tail, reported as its own ledger entry (ADR 0046).
+   */
   readonly idleMs?: number;
+  readonly exitedAt?: number;
 }
 
 /** The recorded end of `attempt`'s run, if that run ended. */
@@ -252,10 +256,11 @@ interface Progress {
   /** The resident session's idle time after its last task, when this run led it (ADR 0045). */
   idleMs?: number;
   /**
-   * The end of a resident session's leader, reported as its result appeared (ADR 0046): the
-   * job ends with it once the application exits, without reporting it again.
+   * The end of a resident session's leader, reported as its result appeared (ADR 0046), as
+   * it was recorded: the job ends with it once the application exits, without reporting it
+   * again (only the session's idle tail is reported then).
    */
-  atResult?: RunEnd;
+  atResult?: Ended & { readonly endedAt: number };
 }
 
 /** A task held for a batch: its run, and when and from what figures it started. */
@@ -272,8 +277,6 @@ interface CostBasis {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly cores: number;
-  /** Held idle beyond the run's own time: a resident session's wait after its last task. */
-  readonly idleMs?: number;
 }
 
 /** The error by which a processing puts its task back to wait (BullMQ moves the job). */
@@ -512,12 +515,14 @@ export class TaskWorker {
     if (ended !== undefined) {
       this.#log(run).info('the run ended before a restart: reporting it, not running it again');
       const startedAt = Number(startedAtText ?? job.processedOn ?? Date.now());
+      // Recorded by older dispatchers without it: sized as the run would be without quota.
+      const cores = ended.cores ?? coresOf(this.#size(task, {}, grow).size);
+      // The tail first: a failed run's report throws (the retry or the failure).
+      await this.#reportTail({ ...run, runId: ended.runId }, ended, cores);
       return this.#report({ ...run, runId: ended.runId }, ended.end, saved, {
         startedAt,
         endedAt: ended.endedAt ?? Date.now(),
-        // Recorded by older dispatchers without it: sized as the run would be without quota.
-        cores: ended.cores ?? coresOf(this.#size(task, {}, grow).size),
-        ...(ended.idleMs === undefined ? {} : { idleMs: ended.idleMs }),
+        cores,
       });
     }
 
@@ -544,7 +549,7 @@ export class TaskWorker {
             // Its end is reported: no retry or failure may follow it. The job ends with it;
             // the session's other jobs follow the application for themselves, as after a crash.
             this.#log(run).warn({ err: error }, 'resident session no longer followed');
-            end = progress.atResult;
+            end = progress.atResult.end;
             continue;
           }
           errors += 1;
@@ -569,10 +574,19 @@ export class TaskWorker {
       // and the claim until the application exited, and ends now. The rescan is asked for
       // now, once the job no longer runs: the planner plans no task of this table and type
       // while its job is active (same job id), and would otherwise wait for the next scan.
-      if (progress.idleMs !== undefined)
-        this.#log(run).info({ idleMs: progress.idleMs }, 'resident session ended after its idle');
+      // The session's idle tail is recorded on the job first, then reported: a dispatcher that
+      // dies in between reports it again (events are at least once; the ledger keeps one).
+      if (progress.idleMs !== undefined) {
+        const record = { ...progress.atResult, idleMs: progress.idleMs, exitedAt: Date.now() };
+        await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
+        await this.#reportTail(
+          run,
+          record,
+          record.cores ?? coresOf(this.#size(run.task, {}, grow).size),
+        );
+      }
       await this.#rescan(run.task);
-      return progress.atResult.ok ? progress.atResult.result : undefined;
+      return progress.atResult.end.ok ? progress.atResult.end.result : undefined;
     }
     const endedAt =
       progress.batch === undefined ? Date.now() : ownEndedAt(progress.startedAt, end, Date.now());
@@ -582,15 +596,46 @@ export class TaskWorker {
       end,
       endedAt,
       ...(progress.cores === undefined ? {} : { cores: progress.cores }),
-      ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs }),
+      ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs, exitedAt: Date.now() }),
     } satisfies Ended;
     await this.#recordEnd(run, record, progress);
+    const cores = progress.cores ?? coresOf(this.#size(run.task, {}, grow).size);
+    // The tail first: a failed run's report throws (the retry or the failure).
+    await this.#reportTail(run, record, cores);
     return this.#report(run, end, progress.before, {
       startedAt: progress.startedAt,
       endedAt,
-      cores: progress.cores ?? coresOf(this.#size(run.task, {}, grow).size),
-      ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs }),
+      cores,
     });
+  }
+
+  /**
+   * A resident session's idle tail (ADR 0046), when the run led one that idled after its last
+   * task: the session's cores × that time, as its own ledger entry under the leader's task and
+   * run (`ResidentSessionEnded`). Not a step of the task: whatever the leader's outcome. Never
+   * throws: events are the record, not the work.
+   */
+  async #reportTail(run: Run, ended: Ended, cores: number): Promise<void> {
+    const { idleMs, exitedAt } = ended;
+    if (idleMs === undefined || idleMs <= 0) return;
+    const tail = {
+      taskId: run.task.id,
+      table: run.task.table,
+      taskType: run.task.type,
+      runId: run.runId,
+      at: new Date(exitedAt ?? Date.now()).toISOString(),
+      idleMs: Math.round(idleMs),
+      cost: sessionTailCost(cores, idleMs),
+    };
+    this.#log(run).info(
+      { idleMs: tail.idleMs, cost: tail.cost },
+      'resident session ended after its idle',
+    );
+    try {
+      await this.#o.sink.sessionTail?.(tail);
+    } catch (error) {
+      this.#o.logger.warn({ err: error, taskId: run.task.id }, 'session tail not published');
+    }
   }
 
   #size(task: Task, room: QuotaRoom, grow: Growth): SizingDecision {
@@ -921,8 +966,8 @@ export class TaskWorker {
       // A resident session reported most as their results appeared; the rest end here.
       for (const m of members)
         if (m.ended !== true) await this.#endMember(m, ends.get(m.run.taskRun), size);
-      // The session's idle tail is held compute of no task's own: the leader carries it when
-      // it is reported now; one reported at its result (ADR 0046) was reported without it.
+      // The session's idle tail is held compute of no task's own: reported under the leader's
+      // task and run as its own ledger entry, once its end is (`#reportTail`, ADR 0046).
       if (idleMs !== undefined && idleMs > 0) progress.idleMs = idleMs;
       return ends.get(run.taskRun) ?? NO_BATCH_END;
     } finally {
@@ -1035,14 +1080,11 @@ export class TaskWorker {
     try {
       const cores = progress.cores ?? coresOf(this.#size(run.task, {}, run.grow).size);
       const endedAt = ownEndedAt(progress.startedAt, end, Date.now());
-      await this.#recordEnd(
-        run,
-        { attempt: run.attempt, runId: run.runId, end, endedAt, cores },
-        progress,
-      );
+      const record = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
+      await this.#recordEnd(run, record, progress);
       const basis = { startedAt: progress.startedAt, endedAt, cores };
       await this.#report(run, end, progress.before, basis, false);
-      progress.atResult = end;
+      progress.atResult = record;
     } catch (error) {
       this.#log(run).warn({ err: error }, 'session leader not reported at its result');
     }
@@ -1253,9 +1295,9 @@ export class TaskWorker {
       const ledger = ledgerEntry({
         cores: basis.cores,
         runMs: basis.endedAt - basis.startedAt,
-        // A resident session's held idle time (ADR 0045): before this task, and — for its
-        // leader — after the last one. Compute like the run's own.
-        idleMs: (endFigures(end)?.idleMs ?? 0) + (basis.idleMs ?? 0),
+        // A resident session's held idle time before this task (ADR 0045): compute like the
+        // run's own. The idle after the session's last task is its own entry (`#reportTail`).
+        idleMs: endFigures(end)?.idleMs ?? 0,
         ...(job ? { job } : {}),
         ...(before ? { before } : {}),
         ...(after ? { after } : {}),

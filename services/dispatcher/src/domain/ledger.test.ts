@@ -1,6 +1,6 @@
 import type { HealthFigures } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
-import { ledgerEntry } from './ledger.ts';
+import { ledgerEntry, sessionTailCost } from './ledger.ts';
 
 const before: HealthFigures = {
   dataFiles: 40,
@@ -70,7 +70,7 @@ describe('ledgerEntry', () => {
     });
   });
 
-  it('charges a resident session’s held idle time as run time (ADR 0046)', () => {
+  it('charges a resident session’s held idle time before the task as run time (ADR 0045)', () => {
     expect(ledgerEntry({ cores: 2, runMs: 4_000, idleMs: 6_000 }).cost).toEqual({
       runMs: 10_000,
       coreSecondsRequested: 20,
@@ -81,5 +81,13 @@ describe('ledgerEntry', () => {
     expect(ledgerEntry({ cores: 2, runMs: -5, before })).toEqual({
       cost: { runMs: 0, coreSecondsRequested: 0 },
     });
+  });
+});
+
+describe('sessionTailCost', () => {
+  it('charges a session’s idle tail as the session’s cores held for it (ADR 0046)', () => {
+    expect(sessionTailCost(3, 29_999.6)).toEqual({ runMs: 30_000, coreSecondsRequested: 90 });
+    expect(sessionTailCost(3, 1_234)).toEqual({ runMs: 1_234, coreSecondsRequested: 3.702 });
+    expect(sessionTailCost(3, -5)).toEqual({ runMs: 0, coreSecondsRequested: 0 });
   });
 });

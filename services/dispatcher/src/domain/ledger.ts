@@ -28,9 +28,9 @@ export interface LedgerInput {
   /** From `started` to the run's end (ms). */
   readonly runMs: number;
   /**
-   * Time a resident session was held idle for this run (ADR 0045): its wait before the task
-   * and, for the session's leader, after its last task. Charged as run time: held cores are
-   * compute whether or not they work. Default 0.
+   * Time a resident session was held idle for this run (ADR 0045): its wait before the task.
+   * Charged as run time: held cores are compute whether or not they work. Default 0. The
+   * session's idle after its last task is its own entry (`sessionTailCost`).
    */
   readonly idleMs?: number;
   readonly job?: JobLedgerFigures;
@@ -89,4 +89,14 @@ export function ledgerEntry(input: LedgerInput): { cost: TaskCost; benefit?: Tas
       bytesSaved: before.bytes - after.bytes,
     },
   };
+}
+
+/**
+ * What a resident session's idle tail cost (ADR 0046): the session's cores held for the time
+ * it idled after its last task until it exited — compute of no task's own, in the ledger as
+ * its own entry (the `ResidentSessionEnded` event), never in a task's.
+ */
+export function sessionTailCost(cores: number, idleMs: number): TaskCost {
+  const runMs = Math.max(0, Math.round(idleMs));
+  return { runMs, coreSecondsRequested: seconds((cores * runMs) / 1000) };
 }

@@ -90,7 +90,8 @@ export interface BatchOutcome {
   readonly ends: ReadonlyMap<string, RunEnd>;
   /**
    * A resident session's idle time after its last task, until it closed its inbox (ms): held
-   * compute of no task's own, which the ledger charges to the batch's leader (ADR 0045).
+   * compute of no task's own, reported as its own ledger entry under the batch's leader's task
+   * and run (`ResidentSessionEnded`, ADR 0046).
    */
   readonly idleMs?: number;
 }

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { LedgerEntry } from '../domain/ledger.ts';
 import { LedgerStore } from './ledger-store.ts';
 
-// The ledger on real Redis: an entry per run, however often its end is reported.
+// The ledger on real Redis: an entry per run, however often its end is reported, and one
+// per resident session's idle tail beside it.
 
 const infra = inject('infra');
 let redis: Redis;
@@ -62,6 +63,33 @@ describe('LedgerStore', () => {
     await ledger.record(catalog, entry('run-a1', '2026-12-04T10:00:00.000Z', 20));
     await ledger.record(catalog, entry('run-a2', '2026-12-04T11:00:00.000Z', 19));
     expect((await all(ledger, catalog)).map((e) => e.runId)).toEqual(['run-a1', 'run-a2']);
+    await ledger.clear(catalog);
+  });
+
+  it("keeps a resident session's idle tail beside its leader's run, each once (ADR 0046)", async () => {
+    const { catalog, ledger } = store();
+    const run = entry('batch-a1', '2026-12-04T10:00:00.000Z', 20);
+    const tail = (at: string): LedgerEntry => ({
+      kind: 'session-tail',
+      at,
+      tableKey: run.tableKey,
+      taskId: run.taskId,
+      taskType: run.taskType,
+      runId: 'batch-a1',
+      cost: { runMs: 30_000, coreSecondsRequested: 90 },
+    });
+    expect(await ledger.record(catalog, run)).toBe(true);
+    // Its own marker: the leader's run does not shadow it, nor it a re-reported run.
+    expect(await ledger.record(catalog, tail('2026-12-04T10:00:31.000Z'))).toBe(true);
+    expect(await ledger.record(catalog, tail('2026-12-04T10:00:31.000Z'))).toBe(false);
+    expect(await ledger.record(catalog, tail('2026-12-04T10:02:00.000Z'))).toBe(false);
+    expect(await ledger.record(catalog, entry('batch-a1', '2026-12-04T10:03:00.000Z', 21))).toBe(
+      false,
+    );
+    expect((await all(ledger, catalog)).map((e) => e.kind ?? 'run')).toEqual([
+      'run',
+      'session-tail',
+    ]);
     await ledger.clear(catalog);
   });
 

@@ -34,7 +34,8 @@ return 1
 
 /**
  * The ledger in Redis (decision 0015): one sorted set per catalog, score = the run's end
- * (`at`, epoch ms), member = the entry's JSON. **One entry per run**: a run's end may be
+ * (`at`, epoch ms), member = the entry's JSON. **One entry per run** (and one per resident
+ * session's idle tail, marked apart from its leader's run, ADR 0046): a run's end may be
  * reported more than once — a redelivered event (the same JSON, the same member) or a
  * dispatcher that restarted and reported the run again (events are at least once; a later
  * `at`, its `after` figures read again) — and only the first report is kept, by a marker per
@@ -59,9 +60,13 @@ export class LedgerStore {
     return `${this.#prefix}:${catalog}`;
   }
 
-  /** A run's marker key: under the catalog, the task and run ids hashed (any length). */
+  /**
+   * A run's marker key: under the catalog, the task and run ids hashed (any length); a
+   * session's idle tail (ADR 0046) has its own, beside its leader's run.
+   */
   #runKey(catalog: string, entry: LedgerEntry): string {
-    const run = createHash('sha1').update(`${entry.taskId}\u0000${entry.runId ?? ''}`);
+    const tail = entry.kind === undefined || entry.kind === 'run' ? '' : `\u0000${entry.kind}`;
+    const run = createHash('sha1').update(`${entry.taskId}\u0000${entry.runId ?? ''}${tail}`);
     return `${this.#key(catalog)}:run:${run.digest('hex')}`;
   }
 

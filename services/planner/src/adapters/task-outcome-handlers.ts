@@ -1,6 +1,6 @@
 import type { MessageHandler, MessageHandlers } from '@icepack/runtime';
 import { tableKey, TaskEventTypes } from '@icepack/types';
-import { ledgerEntryOf } from '../domain/ledger.ts';
+import { ledgerEntryOf, ledgerEntryOfTail } from '../domain/ledger.ts';
 import type { LastSucceededStore } from './last-succeeded.ts';
 import type { LedgerStore } from './ledger-store.ts';
 
@@ -13,7 +13,8 @@ import type { LedgerStore } from './ledger-store.ts';
  * let go. Resolves once all is in Redis, so the offset is committed after them; a redelivered
  * event changes nothing (the later time is kept; the ledger keeps one entry per run, the
  * first reported — a run reported again after a dispatcher restart too; a failure is counted
- * once by its time).
+ * once by its time). A `ResidentSessionEnded` (ADR 0046) adds the session's idle tail to the
+ * ledger, once per session — not a success: no last-succeeded time, no rescan.
  */
 export function taskOutcomeHandlers(
   store: Pick<LastSucceededStore, 'record' | 'recordFailure'>,
@@ -47,5 +48,13 @@ export function taskOutcomeHandlers(
     );
   };
   handlers[TaskEventTypes.failed] = failed;
+  const tail: MessageHandler<'ResidentSessionEnded'> = async ({ payload }, context) => {
+    const added = await ledger?.record(payload.table.catalog, ledgerEntryOfTail(payload));
+    context.logger.debug(
+      { table: tableKey(payload.table), runId: payload.runId, idleMs: payload.idleMs, added },
+      'resident session tail recorded',
+    );
+  };
+  handlers.ResidentSessionEnded = tail;
   return handlers;
 }

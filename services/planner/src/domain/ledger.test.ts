@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LEDGER_BOUNDS,
   ledgerEntryOf,
+  ledgerEntryOfTail,
   ledgerReport,
   ledgerTotals,
   ledgerTrim,
@@ -163,8 +164,43 @@ describe('ledgerTotals', () => {
         snapshotsRemoved: 39,
         bytesSaved: 5,
       },
+      sessionTails: 0,
+      sessionTailCoreSeconds: 0,
       runsWithoutCost: 1,
       runsWithoutCpu: 2,
+    });
+  });
+
+  it('adds a resident session’s idle tail to the cost, not to the runs (ADR 0046)', () => {
+    const run = entry('2026-12-01T10:00:00Z', 'prod/sales/orders', { runId: 'batch-a1' });
+    const tail = ledgerEntryOfTail({
+      taskId: run.taskId,
+      table: orders,
+      taskType: 'merge',
+      runId: 'batch-a1',
+      at: '2026-12-01T10:00:31Z',
+      idleMs: 30_000,
+      cost: { runMs: 30_000, coreSecondsRequested: 90 },
+    });
+    expect(tail).toEqual({
+      kind: 'session-tail',
+      at: '2026-12-01T10:00:31Z',
+      tableKey: 'prod/sales/orders',
+      taskId: run.taskId,
+      taskType: 'merge',
+      runId: 'batch-a1',
+      cost: { runMs: 30_000, coreSecondsRequested: 90 },
+    });
+    expect(ledgerTotals([run, tail])).toMatchObject({
+      runs: 1,
+      byType: { merge: 1 },
+      sessionTails: 1,
+      sessionTailCoreSeconds: 90,
+      cost: { runMs: 40_000, coreSecondsRequested: 110, coreSecondsUsed: 12 },
+      benefit: { dataFilesRemoved: 9 },
+      // A tail has no CPU measured and no benefit: not a run without them.
+      runsWithoutCost: 0,
+      runsWithoutCpu: 0,
     });
   });
 });

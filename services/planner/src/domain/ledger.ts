@@ -1,21 +1,33 @@
 /**
  * The ledger of benefit and cost (decision 0015): one entry per succeeded task run, from its
- * `succeeded` event; what is kept (bounds), which entries a query means (window), and what
- * they add up to per catalog and per table. Pure.
+ * `succeeded` event, and one per resident session's idle tail (ADR 0046), from its
+ * `ResidentSessionEnded`; what is kept (bounds), which entries a query means (window), and
+ * what they add up to per catalog and per table. Pure.
  */
 import {
   parseTableKey,
   tableKey,
   ValidationError,
   type HealthFigures,
+  type SessionTail,
   type TaskBenefit,
   type TaskCost,
   type TaskEvent,
   type TaskType,
 } from '@icepack/types';
 
-/** One succeeded run: what it cost and what it removed. */
+/** What an entry stands for: a succeeded task run (the default), or a session's idle tail. */
+export const LedgerEntryKind = { run: 'run', sessionTail: 'session-tail' } as const;
+export type LedgerEntryKind = (typeof LedgerEntryKind)[keyof typeof LedgerEntryKind];
+
+/**
+ * One succeeded run: what it cost and what it removed. Or (`kind: 'session-tail'`) a resident
+ * session's idle tail: the cores it held after its last task until it exited, under its
+ * leader's task, run and table — a cost with no benefit, no task run of its own.
+ */
 export interface LedgerEntry {
+  /** Absent: a task run. */
+  readonly kind?: LedgerEntryKind;
   readonly at: string;
   readonly tableKey: string;
   readonly taskId: string;
@@ -62,6 +74,24 @@ export function ledgerEntryOf(event: TaskEvent): LedgerEntry | undefined {
     ...(event.before === undefined ? {} : { before: event.before }),
     ...(event.after === undefined ? {} : { after: event.after }),
   };
+}
+
+/** A resident session's idle tail as its entry (ADR 0046): its cost alone. */
+export function ledgerEntryOfTail(tail: SessionTail): LedgerEntry {
+  return {
+    kind: LedgerEntryKind.sessionTail,
+    at: tail.at,
+    tableKey: tableKey(tail.table),
+    taskId: tail.taskId,
+    taskType: tail.taskType,
+    runId: tail.runId,
+    cost: tail.cost,
+  };
+}
+
+/** A resident session's idle tail, not a task run. */
+export function isSessionTail(entry: LedgerEntry): boolean {
+  return entry.kind === LedgerEntryKind.sessionTail;
 }
 
 /**
@@ -137,10 +167,16 @@ export function parseLedgerQuery(
   return { catalog, ...(table === undefined ? {} : { table }), sinceMs, untilMs };
 }
 
-/** Sums of the entries' cost and benefit. */
+/**
+ * Sums of the entries' cost and benefit. The cost includes resident sessions' idle tails;
+ * `runs`, `byType` and the counts without cost or CPU are of task runs only.
+ */
 export interface LedgerTotals {
   readonly runs: number;
   readonly byType: Partial<Record<TaskType, number>>;
+  /** Resident sessions' idle tails counted in the cost, and their part of it. */
+  readonly sessionTails: number;
+  readonly sessionTailCoreSeconds: number;
   readonly cost: {
     readonly runMs: number;
     readonly coreSecondsRequested: number;
@@ -182,10 +218,17 @@ export function ledgerTotals(entries: readonly LedgerEntry[]): LedgerTotals {
   };
   let runsWithoutCost = 0;
   let runsWithoutCpu = 0;
+  let sessionTails = 0;
+  let sessionTailCoreSeconds = 0;
   for (const e of entries) {
-    byType[e.taskType] = (byType[e.taskType] ?? 0) + 1;
-    if (e.cost === undefined) runsWithoutCost += 1;
-    if (e.cost?.coreSecondsUsed === undefined) runsWithoutCpu += 1;
+    if (isSessionTail(e)) {
+      sessionTails += 1;
+      sessionTailCoreSeconds += e.cost?.coreSecondsRequested ?? 0;
+    } else {
+      byType[e.taskType] = (byType[e.taskType] ?? 0) + 1;
+      if (e.cost === undefined) runsWithoutCost += 1;
+      if (e.cost?.coreSecondsUsed === undefined) runsWithoutCpu += 1;
+    }
     cost.runMs += e.cost?.runMs ?? 0;
     cost.coreSecondsRequested += e.cost?.coreSecondsRequested ?? 0;
     cost.coreSecondsUsed += e.cost?.coreSecondsUsed ?? 0;
@@ -199,8 +242,10 @@ export function ledgerTotals(entries: readonly LedgerEntry[]): LedgerTotals {
     benefit.bytesSaved += e.benefit?.bytesSaved ?? 0;
   }
   return {
-    runs: entries.length,
+    runs: entries.length - sessionTails,
     byType,
+    sessionTails,
+    sessionTailCoreSeconds: round3(sessionTailCoreSeconds),
     cost: {
       ...cost,
       coreSecondsRequested: round3(cost.coreSecondsRequested),

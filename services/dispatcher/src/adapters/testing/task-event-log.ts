@@ -1,13 +1,20 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import { assertEventLifecycle, Topics, type TaskEvent } from '@icepack/types';
+import { assertEventLifecycle, Topics, type SessionTail, type TaskEvent } from '@icepack/types';
 
-/** Reads `icepack.task-events` from the start and keeps the events of matching tasks. */
+/**
+ * Reads `icepack.task-events` from the start and keeps the events of matching tasks, and
+ * apart the resident sessions' idle tails of matching tables (`ResidentSessionEnded`).
+ */
 export class TaskEventLog {
   readonly events: TaskEvent[] = [];
+  readonly tails: SessionTail[] = [];
   readonly #consumer: Consumer;
-  readonly #match: (event: TaskEvent) => boolean;
+  readonly #match: (event: Pick<TaskEvent, 'taskId' | 'table'>) => boolean;
 
-  constructor(brokers: readonly string[], match: (event: TaskEvent) => boolean) {
+  constructor(
+    brokers: readonly string[],
+    match: (event: Pick<TaskEvent, 'taskId' | 'table'>) => boolean,
+  ) {
     const kafka = new Kafka({
       brokers: [...brokers],
       clientId: 'dispatch-test',
@@ -25,8 +32,13 @@ export class TaskEventLog {
     await this.#consumer.run({
       eachMessage: ({ message }) => {
         if (message.value !== null) {
-          const envelope = JSON.parse(message.value.toString()) as { payload: TaskEvent };
-          if (this.#match(envelope.payload)) this.events.push(envelope.payload);
+          const envelope = JSON.parse(message.value.toString()) as
+            | { type: 'ResidentSessionEnded'; payload: SessionTail }
+            | { type: string; payload: TaskEvent };
+          if (!this.#match(envelope.payload)) return Promise.resolve();
+          if (envelope.type === 'ResidentSessionEnded')
+            this.tails.push(envelope.payload as SessionTail);
+          else this.events.push(envelope.payload as TaskEvent);
         }
         return Promise.resolve();
       },

@@ -34,6 +34,11 @@ interface WorkerProcessConfig {
    * between reporting a run's end and BullMQ completing the job.
    */
   readonly crashAfterOutcome?: boolean;
+  /**
+   * Die (SIGKILL itself) right after publishing a resident session's idle tail: the crash
+   * point between reporting the tail at the application's exit and BullMQ completing the job.
+   */
+  readonly crashAfterTail?: boolean;
   /** Batched runs (ADR 0027) with the default bounds; and one slot, so one task leads. */
   readonly batch?: boolean;
   /** A resident session (ADR 0045); needs `batch`. */
@@ -74,16 +79,21 @@ if (config.runner === 'local') {
   });
 }
 const kafkaSink = new KafkaDispatchSink(producer);
-const sink: DispatchSink = config.crashAfterOutcome
-  ? {
-      taskEvent: async (event) => {
-        await kafkaSink.taskEvent(event);
-        if (event.status === 'succeeded' || event.status === 'failed')
-          process.kill(process.pid, 'SIGKILL');
-      },
-      requestScan: (table, taskId) => kafkaSink.requestScan(table, taskId),
-    }
-  : kafkaSink;
+const sink: DispatchSink = {
+  taskEvent: async (event) => {
+    await kafkaSink.taskEvent(event);
+    if (
+      config.crashAfterOutcome === true &&
+      (event.status === 'succeeded' || event.status === 'failed')
+    )
+      process.kill(process.pid, 'SIGKILL');
+  },
+  sessionTail: async (tail) => {
+    await kafkaSink.sessionTail(tail);
+    if (config.crashAfterTail === true) process.kill(process.pid, 'SIGKILL');
+  },
+  requestScan: (table, taskId) => kafkaSink.requestScan(table, taskId),
+};
 const worker = new TaskWorker({
   binding: testBinding(config.catalogName, {
     runner: config.runner,

@@ -293,6 +293,11 @@ function Overview() {
   </section>`;
 }
 
+/** A ledger entry's kind for people: its task type, or a resident session's idle tail (ADR 0046). */
+function entryWhat(e: Json): string {
+  return e.kind === 'session-tail' ? `session idle (after ${String(e.taskType)})` : e.taskType;
+}
+
 function LedgerChart({ entries }: { entries: Json[] }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
@@ -301,7 +306,7 @@ function LedgerChart({ entries }: { entries: Json[] }) {
     const chart = new Chart(canvas.current, {
       type: 'bar',
       data: {
-        labels: rows.map((e) => `${new Date(e.at).toLocaleString()} ${e.taskType}`),
+        labels: rows.map((e) => `${new Date(e.at).toLocaleString()} ${entryWhat(e)}`),
         datasets: [
           {
             label: 'core-seconds requested (cost)',
@@ -488,7 +493,7 @@ function TablePage({ tableKey }: { tableKey: string }) {
                             (x: Json) =>
                               html`<tr>
                                 <td>${fmtTime(x.at)}</td>
-                                <td>${x.taskType}</td>
+                                <td>${entryWhat(x)}</td>
                                 <td>${x.cost === undefined ? '—' : fmtAge(x.cost.runMs)}</td>
                                 <td>${x.cost?.coreSecondsRequested ?? '—'}</td>
                                 <td>${change(x, 'dataFiles', x.benefit?.dataFilesRemoved)}</td>
