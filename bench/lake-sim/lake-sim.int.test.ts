@@ -47,6 +47,11 @@ describe('lake simulator, 3 minutes, policy icepack', () => {
       expect(found.data, context).toEqual([]);
       expect(found.wasted, context).toEqual([]);
       expect(found.duplicates, context).toEqual([]);
+      // Its work in cron's terms was read from the run directories: every succeeded task's
+      // own time is there (a failed one may have written none).
+      const succeeded = result.tasks.filter((t) => t.outcome === 'succeeded').length;
+      expect(result.taskTime?.tasks, context).toBeGreaterThanOrEqual(succeeded);
+      expect(result.taskTime?.coreSeconds, context).toBeGreaterThan(0);
     },
     40 * MINUTE,
   );

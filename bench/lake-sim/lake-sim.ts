@@ -42,8 +42,9 @@ import {
   icepackCoreSeconds,
   sessionTails,
   taskRows,
+  taskTime,
 } from './domain/ledger.ts';
-import type { Launch } from './domain/ledger.ts';
+import type { ApplicationTaskTimes, Launch } from './domain/ledger.ts';
 import { workloadOf } from './domain/options.ts';
 import type { Policy, SimOptions } from './domain/options.ts';
 import { cronCoreSeconds } from './domain/result.ts';
@@ -295,6 +296,7 @@ export async function runLakeSim(
       cron,
       tasks,
       sessionTails: sessionTails(tails),
+      taskTime: taskTime(await readTaskTimes(stateDir), CORES_PER_RUN),
       taskEvents: ours.length,
       duplicates: duplicateRuns(launches),
       falseLosses: falseLosses(ours, launches),
@@ -475,6 +477,39 @@ export async function readLaunches(stateDir: string): Promise<Launch[]> {
     }
   }
   return all.sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/**
+ * Each run directory's tasks as the job timed them (`durationMs`): a batch's or resident
+ * session's summary (`results/batch.json`), else the single run's `result.json`. A directory
+ * without either (a run that wrote no result) counts no task.
+ */
+export async function readTaskTimes(stateDir: string): Promise<ApplicationTaskTimes[]> {
+  const durations = (value: unknown): number[] =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? [value] : [];
+  const read = async (path: string): Promise<unknown> => {
+    try {
+      return JSON.parse(await readFile(path, 'utf8')) as unknown;
+    } catch {
+      return undefined;
+    }
+  };
+  const apps: ApplicationTaskTimes[] = [];
+  for (const runId of await readdir(stateDir).catch(() => [] as string[])) {
+    const dir = join(stateDir, runId);
+    const batch = (await read(join(dir, 'results', 'batch.json'))) as
+      { tasks?: Record<string, { durationMs?: unknown }> } | undefined;
+    const single =
+      batch === undefined
+        ? ((await read(join(dir, 'result.json'))) as { durationMs?: unknown } | undefined)
+        : undefined;
+    const durationsMs =
+      batch !== undefined
+        ? Object.values(batch.tasks ?? {}).flatMap((t) => durations(t.durationMs))
+        : durations(single?.durationMs);
+    apps.push({ runId, durationsMs });
+  }
+  return apps;
 }
 
 /** Stops a detached Spark run left behind, if its pid is still that run. */

@@ -8,6 +8,7 @@ import {
   sessionTails,
   summarizeTasks,
   taskRows,
+  taskTime,
 } from './ledger.ts';
 import type { TaskRow } from './ledger.ts';
 import type { Launch } from './ledger.ts';
@@ -288,5 +289,28 @@ describe('sessionTails and icepackCoreSeconds', () => {
     expect(icepackCoreSeconds(rows, [])).toBe(30);
     // The runs and their invariants are the task events' alone.
     expect(summarizeTasks(rows)).toMatchObject({ runs: 1, wasted: 0, coreSecondsRequested: 30 });
+  });
+});
+
+describe("Icepack's work in cron's terms (issue 15)", () => {
+  it("sums the tasks' own times × cores, and again without each application's longest", () => {
+    const t = taskTime(
+      [
+        // A session: its first task carries the start.
+        { runId: 'batch-a', durationsMs: [30_000, 1_000, 2_000] },
+        // A single run: its one task is its longest, so nothing of it is warm.
+        { runId: 'single-b', durationsMs: [20_000] },
+        // A run that wrote no result counts nothing.
+        { runId: 'lost-c', durationsMs: [] },
+      ],
+      2,
+    );
+    expect(t).toEqual({
+      applications: 2,
+      tasks: 4,
+      coreSeconds: 106,
+      warmTasks: 2,
+      warmCoreSeconds: 6,
+    });
   });
 });

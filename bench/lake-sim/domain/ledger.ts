@@ -263,6 +263,52 @@ export interface TailSummary {
   readonly coreSecondsRequested: number;
 }
 
+/**
+ * One Spark application's tasks as the job timed them (`durationMs`, from its run directory:
+ * a batch's or session's summary, else the single run's result). A single run's time counts
+ * from its session's start; a batch's or session's tasks, from their own.
+ */
+export interface ApplicationTaskTimes {
+  readonly runId: string;
+  readonly durationsMs: readonly number[];
+}
+
+/**
+ * Icepack's work in cron's terms (issue 15): the tasks' own time × the cores they ran on, as
+ * cron's compute is its calls' time in the writers' warm session × its cores — not the time
+ * an application is held. `warm`: without each application's longest task, where its session
+ * start (and a cold JVM's first work) is: what the tasks would cost in a session someone
+ * already runs.
+ */
+export interface TaskTime {
+  readonly applications: number;
+  readonly tasks: number;
+  readonly coreSeconds: number;
+  readonly warmTasks: number;
+  readonly warmCoreSeconds: number;
+}
+
+export function taskTime(apps: readonly ApplicationTaskTimes[], coresPerRun: number): TaskTime {
+  let tasks = 0;
+  let ms = 0;
+  let warmMs = 0;
+  for (const { durationsMs } of apps) {
+    if (durationsMs.length === 0) continue;
+    const total = durationsMs.reduce((a, b) => a + b, 0);
+    tasks += durationsMs.length;
+    ms += total;
+    warmMs += total - Math.max(...durationsMs);
+  }
+  const counted = apps.filter((a) => a.durationsMs.length > 0).length;
+  return {
+    applications: counted,
+    tasks,
+    coreSeconds: (coresPerRun * ms) / 1000,
+    warmTasks: tasks - counted,
+    warmCoreSeconds: (coresPerRun * warmMs) / 1000,
+  };
+}
+
 /** The tails, each session once (the dispatcher publishes at least once: after a restart again). */
 export function sessionTails(tails: readonly SessionTail[]): TailSummary {
   const once = new Map(tails.map((t) => [`${t.taskId}\u0000${t.runId}`, t]));

@@ -130,6 +130,16 @@ describe('reports', () => {
       '2 / 60',
       'n/a',
     ]);
+    // Work in cron's terms: the tasks' own time beside cron's calls' time.
+    const timed = run('icepack', {
+      taskTime: { applications: 2, tasks: 5, coreSeconds: 90, warmTasks: 3, warmCoreSeconds: 12 },
+    });
+    expect(outcomeRows([timed, run('cron', { coreSeconds: 300 }), run('none')])).toContainEqual([
+      "work in cron's terms: its tasks' or calls' own time × cores (core-s; Icepack: all tasks / without each Spark application's longest, where its session start is)",
+      '90 (5 tasks) / 12 (3 tasks)',
+      '300',
+      'n/a',
+    ]);
     const html = htmlReport([run('none')], '# md', 'window.Chart = function () {};');
     expect(html).toContain('window.Chart = function () {};');
     expect(html).toContain('<canvas id="snapshots">');

@@ -104,6 +104,15 @@ export function outcomeRows(results: readonly RunResult[]): [string, ...string[]
       ),
     ],
     [
+      "work in cron's terms: its tasks' or calls' own time × cores (core-s; Icepack: all tasks / without each Spark application's longest, where its session start is)",
+      ...col((r) => {
+        if (r.policy === 'cron') return fmt(r.coreSeconds);
+        if (r.policy !== 'icepack' || r.taskTime === undefined) return 'n/a';
+        const t = r.taskTime;
+        return `${fmt(t.coreSeconds)} (${fmt(t.tasks)} tasks) / ${fmt(t.warmCoreSeconds)} (${fmt(t.warmTasks)} tasks)`;
+      }),
+    ],
+    [
       'Icepack ledger: core-seconds used (CPU) / bytes read / bytes written',
       ...col((r) => {
         if (r.policy !== 'icepack') return 'n/a';

@@ -1,6 +1,6 @@
 /** What one simulator run recorded, and the invariants checked on it. Pure: no I/O. */
 import type { Policy, Workload } from './options.ts';
-import type { TailSummary, TaskRow } from './ledger.ts';
+import type { TailSummary, TaskRow, TaskTime } from './ledger.ts';
 
 /** One table's figures at one moment (seconds since the writers started). */
 export interface Sample {
@@ -90,6 +90,8 @@ export interface RunResult {
   readonly tasks: readonly TaskRow[];
   /** Resident sessions' idle tails (ADR 0046): in `coreSeconds`, not in `tasks`. Absent in older results. */
   readonly sessionTails?: TailSummary;
+  /** Icepack's tasks' own time (the job's `durationMs`) × cores, cron's way. Absent in older results. */
+  readonly taskTime?: TaskTime;
   /** Task events of the simulator's catalog. */
   readonly taskEvents: number;
   readonly duplicates: readonly string[];
