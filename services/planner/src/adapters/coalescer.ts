@@ -10,6 +10,11 @@
  * queued in that turn, so every continuation that a reply resumed has had its say. A batch
  * holds at most `maxItems`; the next call starts another. A failed batch call fails each of
  * its callers with the same error.
+ *
+ * Order: a call goes out at the end of its turn, so a command sent directly in the same turn
+ * goes before it. Nothing in the planner relies on the other order: a table's states and its
+ * tombstone are handled one after another, each step awaited; the console's actions and the
+ * aging pass race with them as they did before (each write checks where the job is).
  */
 export class Coalescer<I, O> {
   readonly #run: (items: readonly I[]) => Promise<readonly O[]>;
