@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import type { Consumer } from 'kafkajs';
 import { MessageType, parseMessage, TaskEventTypes, Topics } from '@icepack/types';
-import type { TableState, TaskEvent } from '@icepack/types';
+import type { SessionTail, TableState, TaskEvent } from '@icepack/types';
 import { ProgressLines } from './progress-lines.ts';
 
 export interface ProgressFollowerOptions {
@@ -17,7 +17,8 @@ export interface ProgressFollowerOptions {
   readonly since?: Date;
 }
 
-const TASK_EVENT_TYPES = Object.values(TaskEventTypes);
+// Task events, and resident sessions' idle tails published beside them (ADR 0046).
+const TASK_EVENT_TYPES = [...Object.values(TaskEventTypes), MessageType.ResidentSessionEnded];
 
 /**
  * Reads table states and task events from the beginning, in a consumer group of its own
@@ -89,11 +90,14 @@ export class ProgressFollower {
   #taskEvent(value: Buffer | null): string | undefined {
     if (value === null) return undefined;
     try {
-      const event = parseMessage(value, TASK_EVENT_TYPES).payload as TaskEvent;
+      const message = parseMessage(value, TASK_EVENT_TYPES);
+      const event = message.payload as TaskEvent | SessionTail;
       if (this.#o.since !== undefined && Date.parse(event.at) < this.#o.since.getTime()) {
         return undefined;
       }
-      return this.#lines.taskEvent(event);
+      return message.type === MessageType.ResidentSessionEnded
+        ? this.#lines.sessionTail(event as SessionTail)
+        : this.#lines.taskEvent(event as TaskEvent);
     } catch (error) {
       return `(unreadable task event: ${(error as Error).message})`;
     }

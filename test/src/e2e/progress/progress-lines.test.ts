@@ -64,4 +64,21 @@ describe('ProgressLines', () => {
       ),
     ).toBe('FAILED  merge lake.demo.events: executor lost');
   });
+
+  it('says when a resident session closed after its idle, and what holding it cost', () => {
+    const lines = new ProgressLines();
+    expect(
+      lines.sessionTail({
+        taskId: 'merge/lake/demo/events',
+        table: { catalog: 'lake', namespace: ['demo'], name: 'events' },
+        taskType: 'merge',
+        runId: 'batch-1-a1',
+        at: '2026-12-05T00:00:00.000Z',
+        idleMs: 60_142,
+        cost: { runMs: 60_142, coreSecondsRequested: 120.284 },
+      }),
+    ).toBe(
+      'idle    session of merge lake.demo.events closed after 60 s idle (120.284 core-s held)',
+    );
+  });
 });

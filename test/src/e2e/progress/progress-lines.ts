@@ -1,4 +1,4 @@
-import type { HealthFigures, TableId, TableState, TaskEvent } from '@icepack/types';
+import type { HealthFigures, SessionTail, TableId, TableState, TaskEvent } from '@icepack/types';
 
 /**
  * Turns what Icepack publishes into one line a person can read: tables found and re-scanned
@@ -48,6 +48,14 @@ export class ProgressLines {
       case 'skipped':
         return `skipped ${what}${event.reason === undefined ? '' : `: ${event.reason}`}`;
     }
+  }
+
+  /** A resident session's idle tail (ADR 0046): held cores after its last task, not a task's step. */
+  sessionTail(tail: SessionTail): string {
+    return (
+      `idle    session of ${tail.taskType} ${tableName(tail.table)} closed after ` +
+      `${String(Math.round(tail.idleMs / 1000))} s idle (${String(tail.cost.coreSecondsRequested)} core-s held)`
+    );
   }
 }
 
