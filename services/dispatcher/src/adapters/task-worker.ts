@@ -515,8 +515,7 @@ export class TaskWorker {
     if (ended !== undefined) {
       this.#log(run).info('the run ended before a restart: reporting it, not running it again');
       const startedAt = Number(startedAtText ?? job.processedOn ?? Date.now());
-      // Recorded by older dispatchers without it: sized as the run would be without quota.
-      const cores = ended.cores ?? coresOf(this.#size(task, {}, grow).size);
+      const cores = this.#coresOf(run, ended.cores);
       // The tail first: a failed run's report throws (the retry or the failure).
       await this.#reportTail({ ...run, runId: ended.runId }, ended, cores);
       return this.#report({ ...run, runId: ended.runId }, ended.end, saved, {
@@ -579,11 +578,7 @@ export class TaskWorker {
       if (progress.idleMs !== undefined) {
         const record = { ...progress.atResult, idleMs: progress.idleMs, exitedAt: Date.now() };
         await this.#o.connection.hset(this.#jobKey(run.job), Field.ended, JSON.stringify(record));
-        await this.#reportTail(
-          run,
-          record,
-          record.cores ?? coresOf(this.#size(run.task, {}, grow).size),
-        );
+        await this.#reportTail(run, record, this.#coresOf(run, record.cores));
       }
       await this.#rescan(run.task);
       return progress.atResult.end.ok ? progress.atResult.end.result : undefined;
@@ -599,7 +594,7 @@ export class TaskWorker {
       ...(progress.idleMs === undefined ? {} : { idleMs: progress.idleMs, exitedAt: Date.now() }),
     } satisfies Ended;
     await this.#recordEnd(run, record, progress);
-    const cores = progress.cores ?? coresOf(this.#size(run.task, {}, grow).size);
+    const cores = this.#coresOf(run, progress.cores);
     // The tail first: a failed run's report throws (the retry or the failure).
     await this.#reportTail(run, record, cores);
     return this.#report(run, end, progress.before, {
@@ -636,6 +631,14 @@ export class TaskWorker {
     } catch (error) {
       this.#o.logger.warn({ err: error, taskId: run.task.id }, 'session tail not published');
     }
+  }
+
+  /**
+   * The cores the run was sized for: as recorded, else — a record of an older dispatcher, a
+   * run whose sizing was not kept — as it would be sized without quota.
+   */
+  #coresOf(run: Run, recorded: number | undefined): number {
+    return recorded ?? coresOf(this.#size(run.task, {}, run.grow).size);
   }
 
   #size(task: Task, room: QuotaRoom, grow: Growth): SizingDecision {
@@ -1078,7 +1081,7 @@ export class TaskWorker {
   async #reportLeaderAtResult(run: Run, progress: Progress, end: RunEnd): Promise<void> {
     if (!leaderReportedAtResult(end.ok) || progress.atResult !== undefined) return;
     try {
-      const cores = progress.cores ?? coresOf(this.#size(run.task, {}, run.grow).size);
+      const cores = this.#coresOf(run, progress.cores);
       const endedAt = ownEndedAt(progress.startedAt, end, Date.now());
       const record = { attempt: run.attempt, runId: run.runId, end, endedAt, cores };
       await this.#recordEnd(run, record, progress);
