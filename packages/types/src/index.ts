@@ -59,7 +59,7 @@ export {
 } from './message-types.ts';
 export {
   packPartitions,
-  packedPartitionsText,
+  packedPartitionsJson,
   unpackPartitions,
   type PackedPartitions,
 } from './packed-partitions.ts';

@@ -31,14 +31,15 @@ export interface MessageTypeSpec {
    * A version whose payload is written in another shape than the schema's (the others are
    * the schema's shape): `encode` makes it from a valid payload (undefined: this payload
    * cannot be, write `plainVersion`), `decode` turns it back into the schema's input, and
-   * `keepText` may remember a part of the message text for the decoded payload.
+   * `keepText` may remember a part of the message as sent (its text or its bytes) for the
+   * decoded payload.
    */
   readonly wire?: {
     readonly version: number;
     readonly plainVersion: number;
     readonly encode: (payload: never) => unknown;
     readonly decode: (payload: unknown) => unknown;
-    readonly keepText?: (envelope: object, payload: object, text: string) => void;
+    readonly keepText?: (envelope: object, payload: object, sent: string | Uint8Array) => void;
   };
 }
 

@@ -67,13 +67,13 @@ function parseEnvelopeValue(
   value: unknown,
   expected: readonly MessageType[] | undefined,
   fromJson: boolean,
-  text?: string,
+  sent?: string | Uint8Array,
 ): AnyMessageEnvelope;
 function parseEnvelopeValue(
   value: unknown,
   expected: readonly MessageType[] | undefined,
   fromJson: boolean,
-  text: string | undefined,
+  sent: string | Uint8Array | undefined,
   exactOnly: true,
 ): AnyMessageEnvelope | undefined;
 /** `exactOnly`: undefined unless the type's `exact` check vouches for the payload. */
@@ -81,7 +81,7 @@ function parseEnvelopeValue(
   value: unknown,
   expected: readonly MessageType[] | undefined,
   fromJson: boolean,
-  text?: string,
+  sent?: string | Uint8Array,
   exactOnly = false,
 ): AnyMessageEnvelope | undefined {
   const base = envelopeBaseSchema.safeParse(value);
@@ -110,7 +110,7 @@ function parseEnvelopeValue(
   const wire = spec.wire?.version === version ? spec.wire : undefined;
   const input = wire === undefined ? base.data.payload : wire.decode(base.data.payload);
   if (fromJson && spec.exact?.(input) === true) {
-    if (text !== undefined) wire?.keepText?.(value as object, input as object, text);
+    if (sent !== undefined) wire?.keepText?.(value as object, input as object, sent);
     return { ...base.data, type, payload: input } as AnyMessageEnvelope;
   }
   if (exactOnly) return undefined;
@@ -143,7 +143,7 @@ export function parseMessage(
     expected.length > 0 &&
     expected.every((t) => (MessageTypes[t] as MessageTypeSpec).exact !== undefined)
   ) {
-    const vouched = parsePlainlyIfExact(text, expected);
+    const vouched = parsePlainlyIfExact(text, bytes, expected);
     if (vouched !== undefined) return vouched;
   }
   let value: unknown;
@@ -159,8 +159,8 @@ export function parseMessage(
       },
     );
   }
-  // The text may stand for a part of the payload only when it was parsed plainly.
-  return parseEnvelopeValue(value, expected, true, plain ? text : undefined);
+  // The message may stand for a part of the payload only when it was parsed plainly.
+  return parseEnvelopeValue(value, expected, true, plain ? bytes : undefined);
 }
 
 /**
@@ -173,10 +173,11 @@ export function parseMessage(
  */
 function parsePlainlyIfExact(
   text: string,
+  sent: string | Uint8Array,
   expected: readonly MessageType[],
 ): AnyMessageEnvelope | undefined {
   try {
-    return parseEnvelopeValue(JSON.parse(text), expected, true, text, true);
+    return parseEnvelopeValue(JSON.parse(text), expected, true, sent, true);
   } catch {
     return undefined;
   }

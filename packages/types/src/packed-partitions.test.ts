@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stringifyJson } from './json-exact.ts';
 import { MessageType } from './message-types.ts';
 import { createEnvelope, parseEnvelope, parseMessage, serializeEnvelope } from './messages.ts';
-import { packedPartitionsText, packPartitions, unpackPartitions } from './packed-partitions.ts';
+import { packedPartitionsJson, packPartitions, unpackPartitions } from './packed-partitions.ts';
 import { sampleTableState } from './samples.ts';
 import { MAX_TABLE_STATE_PARTITIONS, type PartitionState, type TableState } from './table-state.ts';
 
@@ -157,13 +157,13 @@ describe('TableScanned version 2: the partition list packed on the wire (ADR 005
     const s = state(hundred);
     const v2 = written(s, 2);
     const payload = parseMessage(v2).payload as TableState;
-    expect(packedPartitionsText(payload)).toBe(JSON.stringify(packPartitions(payload.partitions)));
+    expect(packedPartitionsJson(payload)).toBe(JSON.stringify(packPartitions(payload.partitions)));
     // The bytes as sent: a number written otherwise stays as it was written.
     const other = v2.replace(/,5,/, ',5e0,');
     expect(other).not.toBe(v2);
-    expect(packedPartitionsText(parseMessage(other).payload as TableState)).toContain(',5e0,');
+    expect(packedPartitionsJson(parseMessage(other).payload as TableState)).toContain(',5e0,');
     // Not for version 1, nor a state the schema had to change, nor a text laid out otherwise.
-    expect(packedPartitionsText(parseMessage(written(s, 1)).payload as TableState)).toBeUndefined();
+    expect(packedPartitionsJson(parseMessage(written(s, 1)).payload as TableState)).toBeUndefined();
     const envelope = JSON.parse(v2) as Record<string, unknown> & {
       payload: Record<string, unknown>;
     };
@@ -178,10 +178,37 @@ describe('TableScanned version 2: the partition list packed on the wire (ADR 005
       const text = stringifyJson(v);
       const parsed = parseMessage(text).payload as TableState;
       expect(parsed).toStrictEqual(s);
-      expect(packedPartitionsText(parsed), text.slice(0, 80)).toBeUndefined();
+      expect(packedPartitionsJson(parsed), text.slice(0, 80)).toBeUndefined();
     }
     expect(
-      packedPartitionsText(parseMessage(JSON.stringify(envelope, null, 1)).payload as TableState),
+      packedPartitionsJson(parseMessage(JSON.stringify(envelope, null, 1)).payload as TableState),
     ).toBeUndefined();
+  });
+
+  it('keeps a view of the bytes of a message read as bytes, not a copy (what Redis is sent)', () => {
+    // Non-ASCII before the list and in it: the member is found by bytes, not characters.
+    const zurich = hundred.map((p, i) =>
+      i === 0 ? { ...p, partition: { ...p.partition, region: 'zürich' } } : p,
+    );
+    const s = { ...state(zurich), properties: { comment: 'Café ☕' } };
+    const text = written(s, 2);
+    // A view at an offset into a larger buffer, as kafkajs hands a message's value.
+    const bytes = new TextEncoder().encode(`prefix${text}`).subarray('prefix'.length);
+    for (const expected of [undefined, [MessageType.TableScanned]]) {
+      const payload = parseMessage(bytes, expected).payload as TableState;
+      expect(payload).toStrictEqual(s);
+      const kept = packedPartitionsJson(payload);
+      expect(kept).toBeInstanceOf(Uint8Array);
+      expect((kept as Uint8Array).buffer).toBe(bytes.buffer);
+      // The member's value as the message carried it.
+      const member = ',"packedPartitions":';
+      expect(Buffer.from(kept as Uint8Array).toString('utf8')).toBe(
+        text.slice(text.lastIndexOf(member) + member.length, -2),
+      );
+    }
+    // Laid out otherwise (here a trailing space): nothing kept.
+    const spaced = parseMessage(new TextEncoder().encode(`${text} `)).payload as TableState;
+    expect(spaced).toStrictEqual(s);
+    expect(packedPartitionsJson(spaced)).toBeUndefined();
   });
 });

@@ -113,19 +113,27 @@ export function unpackTableState(payload: unknown): unknown {
   };
 }
 
-/** Decoded state → the JSON text of its packed list as it came (see {@link packedPartitionsText}). */
-const packedTexts = new WeakMap<object, string>();
+/** Decoded state → its packed list as it came (see {@link packedPartitionsJson}). */
+const packedJson = new WeakMap<object, string | Uint8Array>();
 
 const PACKED_MEMBER = ',"packedPartitions":{"keys":';
+const PACKED_MEMBER_BYTES = Buffer.from(PACKED_MEMBER);
+const CLOSE = '}'.charCodeAt(0);
 
 /**
  * Remembers, for a `TableScanned` version 2 payload that was parsed plainly and vouched for
- * exactly, the text of its `packedPartitions` member in the message: the planner stores it as
- * it is instead of packing and serialising the list again (~0.1 ms a state, issue 17). Only
- * when the text is laid out as `serializeEnvelope` writes it (payload last, `packedPartitions`
- * last in it, keys before rows, no whitespace); otherwise nothing is remembered.
+ * exactly, the JSON of its `packedPartitions` member as the message carried it: the planner
+ * stores it as it is instead of packing and serialising the list again (~0.1 ms a state,
+ * issue 17). From the message's bytes, a view of those bytes: Redis is sent them without
+ * encoding the text again (issue 17). Only when the message is laid out as
+ * `serializeEnvelope` writes it (payload last, `packedPartitions` last in it, keys before
+ * rows, no whitespace); otherwise nothing is remembered.
  */
-export function keepPackedPartitionsText(envelope: object, payload: object, text: string): void {
+export function keepPackedPartitionsText(
+  envelope: object,
+  payload: object,
+  sent: string | Uint8Array,
+): void {
   const wire = (envelope as { payload?: unknown }).payload;
   if (typeof wire !== 'object' || wire === null) return;
   const packed = (wire as { packedPartitions?: unknown }).packedPartitions;
@@ -134,15 +142,24 @@ export function keepPackedPartitionsText(envelope: object, payload: object, text
     lastKey(wire) !== 'packedPartitions' ||
     typeof packed !== 'object' ||
     packed === null ||
-    Object.keys(packed).join() !== 'keys,rows' ||
-    !text.endsWith('}}}')
+    Object.keys(packed).join() !== 'keys,rows'
   )
     return;
   // The last such member is the payload's: after it come only its rows, whose strings cannot
   // hold a quote unescaped and whose partition values are strings or null, never `{"keys":`.
-  const at = text.lastIndexOf(PACKED_MEMBER);
-  if (at < 0) return;
-  packedTexts.set(payload, text.slice(at + PACKED_MEMBER.length - '{"keys":'.length, -2));
+  // (The member and the closing braces are ASCII: a byte offset is found as a character's.)
+  const start = PACKED_MEMBER.length - '{"keys":'.length;
+  if (typeof sent === 'string') {
+    if (!sent.endsWith('}}}')) return;
+    const at = sent.lastIndexOf(PACKED_MEMBER);
+    if (at >= 0) packedJson.set(payload, sent.slice(at + start, -2));
+    return;
+  }
+  const bytes = Buffer.from(sent.buffer, sent.byteOffset, sent.byteLength);
+  const n = bytes.length;
+  if (n < 3 || bytes[n - 1] !== CLOSE || bytes[n - 2] !== CLOSE || bytes[n - 3] !== CLOSE) return;
+  const at = bytes.lastIndexOf(PACKED_MEMBER_BYTES);
+  if (at >= 0) packedJson.set(payload, bytes.subarray(at + start, n - 2));
 }
 
 function lastKey(o: object): string | undefined {
@@ -152,9 +169,10 @@ function lastKey(o: object): string | undefined {
 }
 
 /**
- * The JSON text of the state's packed partition list exactly as its message carried it, when
- * {@link keepPackedPartitionsText} kept it; else undefined (pack and serialise the list).
+ * The JSON of the state's packed partition list exactly as its message carried it (its text,
+ * or a view of its UTF-8 bytes), when {@link keepPackedPartitionsText} kept it; else undefined
+ * (pack and serialise the list).
  */
-export function packedPartitionsText(state: TableState): string | undefined {
-  return packedTexts.get(state);
+export function packedPartitionsJson(state: TableState): string | Uint8Array | undefined {
+  return packedJson.get(state);
 }

@@ -371,41 +371,60 @@ describe('Planner on real Redis', () => {
   it('plans a state sent as TableScanned version 2 as version 1, and stores the packed list it was sent (ADR 0050)', async () => {
     const one = setup();
     const two = setup();
+    const three = setup();
     const s = (t: TableId) => ({
       ...partitionedTableState([
         dayPartition('2026-01-09', 1),
         { ...dayPartition('2026-01-08', 2), deleteFiles: 1, deleteFileBytes: 5 },
       ]),
+      // Not ASCII: the list is found in the message's bytes by bytes.
+      properties: { comment: 'Zürich ☕' },
       table: t,
     });
-    const parsed = (state: TableState, version: number, edit = (t: string) => t) =>
-      parseMessage(
-        edit(
-          serializeEnvelope(
-            createEnvelope(MessageType.TableScanned, tableKey(state.table), state, { version }),
-          ),
+    const parsed = (
+      state: TableState,
+      version: number,
+      edit = (t: string) => t,
+      asBytes = false,
+    ) => {
+      const text = edit(
+        serializeEnvelope(
+          createEnvelope(MessageType.TableScanned, tableKey(state.table), state, { version }),
         ),
-      ).payload as TableState;
+      );
+      return parseMessage(asBytes ? Buffer.from(text) : text).payload as TableState;
+    };
     const a = s(one.table());
     const b = s(two.table());
+    const c = s(three.table());
     // A number the scanner would write otherwise: kept as sent shows the bytes were stored.
-    const v2 = parsed(b, 2, (text) => {
+    const edit = (text: string) => {
       const edited = text.replace(/,5,"/, ',5e0,"');
       expect(edited).not.toBe(text);
       return edited;
-    });
+    };
     const outcomeOne = await one.planner.handleState(parsed(a, 1));
-    const outcomeTwo = await two.planner.handleState(v2);
+    const outcomeTwo = await two.planner.handleState(parsed(b, 2, edit));
+    // As the consumer reads it from Kafka: bytes (the list is sent to Redis as those bytes).
+    const outcomeThree = await three.planner.handleState(parsed(c, 2, edit, true));
     expect(outcomeTwo).toEqual(outcomeOne);
+    expect(outcomeThree).toEqual(outcomeOne);
     expect(outcomeTwo.actions.length).toBeGreaterThan(0);
     const stored = async (x: typeof one, t: TableState) =>
       (await redis.hget(`test:${x.catalog}:states`, tableKey(t.table)))!;
     const rawOne = await stored(one, a);
     const rawTwo = await stored(two, b);
+    const rawThree = await stored(three, c);
     expect(rawTwo).toContain(',5e0,"');
     expect(rawTwo.replace(',5e0,"', ',5,"').replaceAll(two.catalog, one.catalog)).toBe(rawOne);
-    expect(await two.states.get(tableKey(b.table))).toEqual(b);
-    expect(await two.states.getValidated(tableKey(b.table))).toEqual(b);
+    expect(rawThree.replaceAll(three.catalog, two.catalog)).toBe(rawTwo);
+    for (const [x, t] of [
+      [two, b],
+      [three, c],
+    ] as const) {
+      expect(await x.states.get(tableKey(t.table))).toEqual(t);
+      expect(await x.states.getValidated(tableKey(t.table))).toEqual(t);
+    }
   });
 
   it('a sort replaces a waiting merge (superseded event)', async () => {

@@ -20,11 +20,11 @@ export class RedisScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  /** The script's reply; `keys` are its KEYS, `args` its ARGV. */
+  /** The script's reply; `keys` are its KEYS, `args` its ARGV (a Buffer is sent as its bytes). */
   async run(
     redis: Redis,
     keys: readonly string[],
-    args: readonly (string | number)[],
+    args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
