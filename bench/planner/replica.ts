@@ -183,18 +183,26 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
     { name: eventsTopic, cleanupPolicy: 'delete', partitions: topicPartitions },
     { name: dlqTopic, cleanupPolicy: 'delete', partitions: 1 },
   ]);
-  // As main.ts: the service's Redis connection with the planner's options, one Kafka client
-  // and one producer for the task events and the DLQ.
-  const redis = rt.createRedisConnection(redisUrl, {
-    role: 'producer',
-    logger,
-    redis: code.redisOptions,
-  });
+  // As main.ts: the service's Redis connection with the planner's options, and one for
+  // BullMQ's queue objects (a code that takes no `queueConnection` ignores it), one Kafka
+  // client and one producer for the task events and the DLQ.
+  const open = (connectionName: string) =>
+    rt.createRedisConnection(redisUrl, {
+      role: 'producer',
+      logger,
+      connectionName,
+      redis: code.redisOptions,
+    });
+  const redis = open('icepack-producer');
+  const queueRedis = open('icepack-planner-queues');
   const kafka = new rt.KafkaClient({ brokers, clientId: groupId, logger });
   const producer = new rt.EnvelopeProducer(kafka);
   await producer.connect();
   const connection = redis.redis;
-  const queue = new P.TaskQueue!({ connection } as never) as unknown as {
+  const queue = new P.TaskQueue!({
+    connection,
+    queueConnection: queueRedis.redis,
+  } as never) as unknown as {
     queue(c: string): {
       getPrioritizedCount(): Promise<number>;
       obliterate(o: object): Promise<void>;
@@ -345,6 +353,7 @@ async function run(code: ReplicaCode, pass: number): Promise<Row[]> {
     await states.clear();
     await lastSucceeded.clear();
     await redis.close();
+    await queueRedis.close();
   }
   return rows;
 }

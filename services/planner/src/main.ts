@@ -57,11 +57,17 @@ runService(
     });
     const { config, telemetry, logger, kafka, redis, producer, retry } = core;
 
+    // BullMQ's queue objects on a connection of their own: BullMQ defines its scripts on the
+    // connection it is given, and ioredis copies them into every pipeline of that connection
+    // (each auto-pipelined batch of the planner's own commands too; issue 17 point 6).
+    const queueRedis = core.openRedis('producer', 'icepack-planner-queues', PLANNER_REDIS_OPTIONS);
+    lifecycle.onShutdown('redis (queues)', () => queueRedis.close());
+    // (Same server and user as the main connection: the `redis` readiness check stands for both.)
     const http = core.httpServer();
     // Everything under /v1 needs the token; health and metrics stay open for probes.
     http.app.use('/v1', requireBearerToken(config.ICEPACK_API_TOKEN));
 
-    const queue = new TaskQueue({ connection: redis.redis });
+    const queue = new TaskQueue({ connection: redis.redis, queueConnection: queueRedis.redis });
     lifecycle.onShutdown('task queues', () => queue.close());
     const states = new TableStateStore({ connection: redis.redis });
     const scores = scoreOptions(config);

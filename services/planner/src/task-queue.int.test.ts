@@ -46,15 +46,18 @@ const logger = createLogger({
   destination: new Writable({ write: (_c, _e, cb) => cb() }),
 });
 
-// The planner's connection as main.ts makes it (auto-pipelining, issue 17 point 6): every
-// guarantee below holds on it. BullMQ workers get connections of their own, as in the dispatcher.
+// The planner's connections as main.ts makes them (auto-pipelining, issue 17 point 6; BullMQ's
+// queue objects on their own): every guarantee below holds on them. BullMQ workers get
+// connections of their own, as in the dispatcher.
 let redis: Redis;
+let queueRedis: Redis;
 beforeAll(async () => {
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null, ...PLANNER_REDIS_OPTIONS });
-  await redis.ping();
+  queueRedis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null, ...PLANNER_REDIS_OPTIONS });
+  await Promise.all([redis.ping(), queueRedis.ping()]);
 });
 afterAll(async () => {
-  await redis.quit();
+  await Promise.all([redis.quit(), queueRedis.quit()]);
 });
 
 /** Everything a test created, removed afterwards. */
@@ -67,7 +70,7 @@ afterEach(async () => {
 /** A unique catalog per test: its own queue, states and catalogs keys. */
 function setup(scoreOptions: ScoreOptions = DEFAULT_SCORE_OPTIONS) {
   const catalog = `t-${randomUUID().slice(0, 8)}`;
-  const queue = new TaskQueue({ connection: redis });
+  const queue = new TaskQueue({ connection: redis, queueConnection: queueRedis });
   const states = new TableStateStore({
     connection: redis,
     statesKey: `test:${catalog}:states`,
@@ -286,13 +289,17 @@ describe('Planner on real Redis', () => {
     // Settle the connection first (scripts loaded, queue objects made), then count the writes
     // of 32 states handled 16 at a time, as the Kafka consumer hands them over.
     await planner.handleState(state(everything, {}, 'warm-up'));
-    const socket = (redis as unknown as { stream: { write: (...a: unknown[]) => boolean } }).stream;
-    const write = socket.write;
-    let writes = 0;
-    socket.write = (...args: unknown[]) => {
-      writes++;
-      return write.apply(socket, args);
-    };
+    // Both connections' writes (the planner's own commands, and BullMQ's adds).
+    type Socket = { write: (...a: unknown[]) => boolean };
+    const sockets = [redis, queueRedis].map((r) => (r as unknown as { stream: Socket }).stream);
+    const writes = sockets.map((socket) => socket.write);
+    let count = 0;
+    sockets.forEach((socket, i) => {
+      socket.write = (...args: unknown[]) => {
+        count++;
+        return writes[i]!.apply(socket, args);
+      };
+    });
     try {
       const pending = [...tables];
       await Promise.all(
@@ -302,10 +309,10 @@ describe('Planner on real Redis', () => {
         }),
       );
     } finally {
-      socket.write = write;
+      sockets.forEach((socket, i) => (socket.write = writes[i]!));
     }
     // One write per command would be 7–9 per state (reads, BullMQ adds, the state put).
-    expect(writes).toBeLessThan(2 * tables.length);
+    expect(count).toBeLessThan(2 * tables.length);
     // And nothing was lost by sending them together: every table got its tasks, once.
     const planned = events.events.filter((e) => e.status === 'planned');
     expect(new Set(planned.map((e) => e.taskId)).size).toBe(planned.length);
@@ -313,6 +320,17 @@ describe('Planner on real Redis', () => {
       expect(planned.filter((e) => e.table.name === name).length).toBeGreaterThan(0);
     const waiting = await queue.waiting(state(everything).table.catalog);
     expect(waiting.length).toBe(planned.length);
+  });
+
+  it("keeps BullMQ's scripts on the queue connection: the planner's own batches carry none", async () => {
+    const { queue, planner, state, catalog } = setup();
+    await planner.handleState(state(everything));
+    expect((await queue.waiting(catalog)).length).toBeGreaterThan(0);
+    // ioredis copies a connection's defined scripts into every pipeline it builds (each
+    // auto-pipelined batch): BullMQ defined its own on the queue connection only.
+    const defined = (r: Redis) => Object.keys((r as unknown as { scriptsSet: object }).scriptsSet);
+    expect(defined(queueRedis).length).toBeGreaterThan(10);
+    expect(defined(redis)).toEqual([]);
   });
 
   it('replays a state whose handling crashed before it was stored, without a second task', async () => {

@@ -34,8 +34,11 @@ export interface ServiceCore<C extends BaseConfig> {
   readonly logger: Logger;
   readonly kafka: KafkaClient;
   readonly redis: RedisConnection;
-  /** One more Redis connection (e.g. for a second BullMQ worker) with the config's auth and TLS. */
-  openRedis(role: RedisRole, connectionName: string): RedisConnection;
+  /**
+   * One more Redis connection (e.g. for a second BullMQ worker) with the config's auth and
+   * TLS, and `redisOptions` on top (e.g. auto-pipelining). The caller closes it.
+   */
+  openRedis(role: RedisRole, connectionName: string, redisOptions?: RedisOptions): RedisConnection;
   /** Not connected yet: connect it with `retryUntil` once the HTTP server listens. */
   readonly producer: EnvelopeProducer;
   /** For `retryUntil`: logs with the service's logger, gives up when shutdown starts. */

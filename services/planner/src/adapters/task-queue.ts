@@ -111,8 +111,16 @@ export function jobsFrom(reply: readonly string[]): TableJobs {
 }
 
 export interface TaskQueueOptions {
-  /** Shared ioredis connection (BullMQ queues reuse it). Required. */
+  /** Shared ioredis connection: the planner's own scripts and reads. Required. */
   readonly connection: Redis;
+  /**
+   * The connection BullMQ's queue objects use (and the created index, whose `ZADD` must go
+   * before the add, on its connection). Default `connection`. Apart, the planner's own
+   * commands go in pipelines without BullMQ's scripts: BullMQ defines its ~60 scripts on the
+   * connection it is given, and ioredis copies every defined script into each pipeline it
+   * builds — with auto-pipelining, each batch (issue 17 point 6).
+   */
+  readonly queueConnection?: Redis;
   /** BullMQ key prefix. Default `icepack` (`BULLMQ_PREFIX`). */
   readonly prefix?: string;
   /** Queue objects kept open, least recently used dropped first. Default {@link QUEUE_CACHE_SIZE}. */
@@ -145,6 +153,7 @@ const INDEX_BUDGET = 1_000;
  */
 export class TaskQueue {
   readonly #redis: Redis;
+  readonly #queueRedis: Redis;
   readonly #prefix: string;
   // Insertion order is recency order: a hit moves the catalog to the end.
   readonly #queues = new Map<string, Queue>();
@@ -155,6 +164,7 @@ export class TaskQueue {
 
   constructor(options: TaskQueueOptions) {
     this.#redis = options.connection;
+    this.#queueRedis = options.queueConnection ?? options.connection;
     this.#prefix = options.prefix ?? BULLMQ_PREFIX;
     this.#maxQueues = Math.max(1, options.maxCachedQueues ?? QUEUE_CACHE_SIZE);
   }
@@ -173,7 +183,7 @@ export class TaskQueue {
       return queue;
     }
     queue = new Queue(queueNameForCatalog(catalog), {
-      connection: this.#redis,
+      connection: this.#queueRedis,
       prefix: this.#prefix,
     });
     this.#queues.set(catalog, queue);
@@ -228,10 +238,10 @@ export class TaskQueue {
     if (existing !== 'missing' && !FINISHED.has(existing)) return false;
     const queue = this.queue(task.table.catalog);
     if (existing !== 'missing') await queue.remove(task.id);
-    // Sent before the add on the queue's connection (the same one), so Redis applies it
-    // first — a crash in between leaves an entry without a job (dropped later), never a job
-    // without one — but not awaited on its own: one round trip per task, not two.
-    const indexed = this.#redis.zadd(
+    // Sent before the add on the queue's connection, so Redis applies it first — a crash in
+    // between leaves an entry without a job (dropped later), never a job without one — but
+    // not awaited on its own: one round trip per task, not two.
+    const indexed = this.#queueRedis.zadd(
       this.#createdIndex(task.table.catalog),
       Date.parse(task.createdAt),
       task.id,
