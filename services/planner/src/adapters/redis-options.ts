@@ -9,7 +9,9 @@ import type { RedisOptions } from 'ioredis';
  * update script; the state put), 16 states in flight; one write per command was the largest
  * single cost of a state (issue 17 point 6, `writeUtf8String` in the profile). Order on the
  * connection is kept (one pipeline at a time, commands in issue order), which the created
- * index relies on (its `ZADD` goes before BullMQ's add). No blocking command runs on this
+ * index relies on (its `ZADD` goes before BullMQ's add, both on the queue connection).
+ * `main.ts` opens two connections with these options: the planner's own, and one for BullMQ's
+ * queue objects (ADR 0039's amendment). No blocking command runs on this
  * connection (BullMQ workers live in the dispatcher, on their own connections); one would
  * hold up every command queued behind it.
  */
