@@ -6,7 +6,7 @@ import { dlqRecordSchema } from './dlq-record.ts';
 import { scanRequestSchema } from './scan-request.ts';
 import { tableStateSchema } from './table-state.ts';
 import { isExactTableState } from './table-state-check.ts';
-import { keepPackedPartitionsText, packTableState, unpackTableState } from './packed-partitions.ts';
+import { keepPackedPartitionsJson, packTableState, unpackTableState } from './packed-partitions.ts';
 import { sessionTailSchema } from './session-tail.ts';
 import { taskEventWithStatus } from './task-event.ts';
 import { TaskStatus } from './task-status.ts';
@@ -31,7 +31,7 @@ export interface MessageTypeSpec {
    * A version whose payload is written in another shape than the schema's (the others are
    * the schema's shape): `encode` makes it from a valid payload (undefined: this payload
    * cannot be, write `plainVersion`), `decode` turns it back into the schema's input, and
-   * `keepText` may remember a part of the message as sent (its text or its bytes) for the
+   * `keepSent` may remember a part of the message as sent (its text or its bytes) for the
    * decoded payload.
    */
   readonly wire?: {
@@ -39,7 +39,7 @@ export interface MessageTypeSpec {
     readonly plainVersion: number;
     readonly encode: (payload: never) => unknown;
     readonly decode: (payload: unknown) => unknown;
-    readonly keepText?: (envelope: object, payload: object, sent: string | Uint8Array) => void;
+    readonly keepSent?: (envelope: object, payload: object, sent: string | Uint8Array) => void;
   };
 }
 
@@ -77,7 +77,7 @@ export const MessageTypes = {
       plainVersion: 1,
       encode: packTableState,
       decode: unpackTableState,
-      keepText: keepPackedPartitionsText,
+      keepSent: keepPackedPartitionsJson,
     },
   },
   TaskPlanned: {

@@ -110,7 +110,7 @@ function parseEnvelopeValue(
   const wire = spec.wire?.version === version ? spec.wire : undefined;
   const input = wire === undefined ? base.data.payload : wire.decode(base.data.payload);
   if (fromJson && spec.exact?.(input) === true) {
-    if (sent !== undefined) wire?.keepText?.(value as object, input as object, sent);
+    if (sent !== undefined) wire?.keepSent?.(value as object, input as object, sent);
     return { ...base.data, type, payload: input } as AnyMessageEnvelope;
   }
   if (exactOnly) return undefined;

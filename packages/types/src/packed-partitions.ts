@@ -114,7 +114,7 @@ export function unpackTableState(payload: unknown): unknown {
 }
 
 /** Decoded state → its packed list as it came (see {@link packedPartitionsJson}). */
-const packedJson = new WeakMap<object, string | Uint8Array>();
+const packedJson = new WeakMap<object, string | Buffer>();
 
 const PACKED_MEMBER = ',"packedPartitions":{"keys":';
 const PACKED_MEMBER_BYTES = Buffer.from(PACKED_MEMBER);
@@ -129,7 +129,7 @@ const CLOSE = '}'.charCodeAt(0);
  * `serializeEnvelope` writes it (payload last, `packedPartitions` last in it, keys before
  * rows, no whitespace); otherwise nothing is remembered.
  */
-export function keepPackedPartitionsText(
+export function keepPackedPartitionsJson(
   envelope: object,
   payload: object,
   sent: string | Uint8Array,
@@ -170,9 +170,9 @@ function lastKey(o: object): string | undefined {
 
 /**
  * The JSON of the state's packed partition list exactly as its message carried it (its text,
- * or a view of its UTF-8 bytes), when {@link keepPackedPartitionsText} kept it; else undefined
+ * or a view of its UTF-8 bytes), when {@link keepPackedPartitionsJson} kept it; else undefined
  * (pack and serialise the list).
  */
-export function packedPartitionsJson(state: TableState): string | Uint8Array | undefined {
+export function packedPartitionsJson(state: TableState): string | Buffer | undefined {
   return packedJson.get(state);
 }

@@ -48,23 +48,17 @@ function putArgs(state: TableState): (string | Buffer)[] {
   // head plus the partitions: the head is serialised and sent once.
   const head = JSON.stringify({ ...state, partitions: undefined });
   // A state from a version 2 message: its list as the message carried it, already packed
-  // and serialised (ADR 0050) — a view of the message's bytes, sent without a copy.
+  // and serialised (ADR 0050) — from Kafka, a view of the message's bytes, which ioredis
+  // copies into the command as they are (a string it would measure and encode again).
   const sent = packedPartitionsJson(state);
   const packed = sent === undefined ? packPartitions(state.partitions) : undefined;
   const [member, json] =
     sent !== undefined
-      ? ['packedPartitions', typeof sent === 'string' ? sent : asBuffer(sent)]
+      ? ['packedPartitions', sent]
       : packed === undefined
         ? ['partitions', JSON.stringify(state.partitions)]
         : ['packedPartitions', JSON.stringify(packed)];
   return [tableKey(state.table), head, member, json, state.table.catalog];
-}
-
-/** The bytes as a Buffer (what ioredis writes as they are), without copying them. */
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes)
-    ? bytes
-    : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** A stored state's JSON as a state: packed partitions unpacked, an older entry as it is. */
