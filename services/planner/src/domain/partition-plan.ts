@@ -270,8 +270,8 @@ function sortableTime(text: string | undefined): string {
 
 /**
  * Whether the partition has a field value (an unpartitioned spec's partition has none). A
- * loop that stops at the first key: `Object.keys` built an array per partition, ~2 % of a
- * state's handling in the replica benchmark (issue 17 point 6).
+ * loop that stops at the first key: `Object.keys` built an array per partition (its
+ * allocations showed in the replica benchmark's heap profile, issue 17 point 6).
  */
 function hasFields(p: PartitionState): boolean {
   for (const _ in p.partition) return true;
