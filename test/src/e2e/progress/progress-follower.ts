@@ -53,8 +53,8 @@ export class ProgressFollower {
         const key = message.key?.toString('utf8') ?? '';
         const line =
           topic === tableState
-            ? this.#tableState(key, message.value)
-            : this.#taskEvent(message.value);
+            ? tableStateLine(this.#lines, key, message.value)
+            : taskEventLine(this.#lines, message.value, this.#o.since);
         // Kafka's timestamp is when it was published: right for replayed history too.
         if (line !== undefined) this.#o.print(line, new Date(Number(message.timestamp)));
         return Promise.resolve();
@@ -76,30 +76,41 @@ export class ProgressFollower {
       await admin.disconnect();
     }
   }
+}
 
-  #tableState(key: string, value: Buffer | null): string | undefined {
-    if (value === null || value.length === 0) return this.#lines.tableState(key, null);
-    try {
-      const message = parseMessage(value, [MessageType.TableScanned]);
-      return this.#lines.tableState(key, message.payload as TableState);
-    } catch (error) {
-      return `(unreadable table state for ${key}: ${(error as Error).message})`;
-    }
+/** The line of a table-state message (a tombstone: the table is gone); unreadable: says so. */
+export function tableStateLine(
+  lines: ProgressLines,
+  key: string,
+  value: Buffer | null,
+): string | undefined {
+  if (value === null || value.length === 0) return lines.tableState(key, null);
+  try {
+    const message = parseMessage(value, [MessageType.TableScanned]);
+    return lines.tableState(key, message.payload as TableState);
+  } catch (error) {
+    return `(unreadable table state for ${key}: ${(error as Error).message})`;
   }
+}
 
-  #taskEvent(value: Buffer | null): string | undefined {
-    if (value === null) return undefined;
-    try {
-      const message = parseMessage(value, TASK_EVENT_TYPES);
-      const event = message.payload as TaskEvent | SessionTail;
-      if (this.#o.since !== undefined && Date.parse(event.at) < this.#o.since.getTime()) {
-        return undefined;
-      }
-      return message.type === MessageType.ResidentSessionEnded
-        ? this.#lines.sessionTail(event as SessionTail)
-        : this.#lines.taskEvent(event as TaskEvent);
-    } catch (error) {
-      return `(unreadable task event: ${(error as Error).message})`;
-    }
+/**
+ * The line of a task-events message: a task event, or a resident session's idle tail (ADR
+ * 0046); none for one that happened before `since`; unreadable: says so.
+ */
+export function taskEventLine(
+  lines: ProgressLines,
+  value: Buffer | null,
+  since?: Date,
+): string | undefined {
+  if (value === null) return undefined;
+  try {
+    const message = parseMessage(value, TASK_EVENT_TYPES);
+    const event = message.payload as TaskEvent | SessionTail;
+    if (since !== undefined && Date.parse(event.at) < since.getTime()) return undefined;
+    return message.type === MessageType.ResidentSessionEnded
+      ? lines.sessionTail(event as SessionTail)
+      : lines.taskEvent(event as TaskEvent);
+  } catch (error) {
+    return `(unreadable task event: ${(error as Error).message})`;
   }
 }

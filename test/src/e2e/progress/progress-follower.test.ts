@@ -1,0 +1,52 @@
+import { createEnvelope, MessageType, serializeEnvelope } from '@icepack/types';
+import type { SessionTail, TaskEvent } from '@icepack/types';
+import { describe, expect, it } from 'vitest';
+import { ProgressLines } from './progress-lines.ts';
+import { taskEventLine } from './progress-follower.ts';
+
+const table = { catalog: 'lake', namespace: ['demo'], name: 'events' };
+const bytes = (type: MessageType, payload: unknown) =>
+  Buffer.from(serializeEnvelope(createEnvelope(type, 'lake/demo/events', payload as never)));
+
+const planned: TaskEvent = {
+  taskId: 'merge/lake/demo/events',
+  table,
+  taskType: 'merge',
+  status: 'planned',
+  at: '2026-12-05T00:00:00.000Z',
+  reason: '60 small files > 5',
+};
+const tail: SessionTail = {
+  taskId: 'merge/lake/demo/events',
+  table,
+  taskType: 'merge',
+  runId: 'batch-1-a1',
+  at: '2026-12-05T00:01:00.000Z',
+  idleMs: 60_142,
+  cost: { runMs: 60_142, coreSecondsRequested: 120.284 },
+};
+
+describe('taskEventLine: what ./dev follow prints for a message on icepack.task-events', () => {
+  it('reads a task event and a resident session idle tail from their bytes', () => {
+    const lines = new ProgressLines();
+    expect(taskEventLine(lines, bytes(MessageType.TaskPlanned, planned))).toBe(
+      'planned merge lake.demo.events — 60 small files > 5',
+    );
+    expect(taskEventLine(lines, bytes(MessageType.ResidentSessionEnded, tail))).toBe(
+      'idle    session of merge lake.demo.events closed after 60 s idle (120.284 core-s held)',
+    );
+  });
+
+  it('skips what happened before --since, and says when a message cannot be read', () => {
+    const lines = new ProgressLines();
+    const since = new Date('2026-12-05T00:00:30.000Z');
+    expect(taskEventLine(lines, bytes(MessageType.TaskPlanned, planned), since)).toBeUndefined();
+    expect(taskEventLine(lines, bytes(MessageType.ResidentSessionEnded, tail), since)).toMatch(
+      /^idle /,
+    );
+    expect(taskEventLine(lines, null)).toBeUndefined();
+    expect(taskEventLine(lines, Buffer.from('{"type":"Nope"}'))).toMatch(
+      /^\(unreadable task event: /,
+    );
+  });
+});
