@@ -2,6 +2,7 @@ import { parseTableState, sampleTableState } from '@icepack/types';
 import type { TableState, TaskEvent } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import { ProgressLines } from './progress-lines.ts';
+import { sampleSessionTail } from './progress-samples.ts';
 
 const table = { catalog: 'lake', namespace: ['demo'], name: 'events' };
 
@@ -67,17 +68,7 @@ describe('ProgressLines', () => {
 
   it('says when a resident session closed after its idle, and what holding it cost', () => {
     const lines = new ProgressLines();
-    expect(
-      lines.sessionTail({
-        taskId: 'merge/lake/demo/events',
-        table: { catalog: 'lake', namespace: ['demo'], name: 'events' },
-        taskType: 'merge',
-        runId: 'batch-1-a1',
-        at: '2026-12-05T00:00:00.000Z',
-        idleMs: 60_142,
-        cost: { runMs: 60_142, coreSecondsRequested: 120.284 },
-      }),
-    ).toBe(
+    expect(lines.sessionTail(sampleSessionTail)).toBe(
       'idle    session of merge lake.demo.events closed after 60 s idle (120.284 core-s held)',
     );
   });
