@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { parseMessage } from '@icepack/types';
+import { createEnvelope, parseMessage, sampleTableState, serializeEnvelope } from '@icepack/types';
 import type { DlqRecord, MessageEnvelope } from '@icepack/types';
 import {
   InMemorySpanExporter,
@@ -441,6 +441,55 @@ describe('EnvelopeProducer → EnvelopeConsumer on Kafka 4', () => {
       await waitFor('all five', () => ended.length === 5);
       expect(ended).toEqual(['a0', 'b0', 'c0', 'd0', 'e0']);
       expect(most).toBe(1);
+    });
+
+    it("hands every concurrently consumed partition's batch from one fetch, at the planner's 8 MiB a partition", async () => {
+      const { client, consumer } = await setup();
+      // Three partitions with more than 8 MiB each waiting. kafkajs's 10 MiB cap on a whole
+      // fetch held one partition's 8 MiB and part of a second's: the third partition waited
+      // for the next fetch, which waits for these batches' handlers.
+      const topic = `test.rt.${randomUUID().slice(0, 8)}.wide`;
+      await ensureTopics(client, [{ name: topic, cleanupPolicy: 'delete', partitions: 3 }]);
+      cleanup.push(() => deleteTopics(client, [topic]));
+      const raw = client.kafka.producer();
+      await raw.connect();
+      cleanup.push(() => raw.disconnect());
+      // ~0.5 MB a message, each sent alone (a record batch must stay under the broker's 1 MB).
+      const value = (i: number) =>
+        serializeEnvelope(
+          createEnvelope(
+            'TableScanned',
+            `cat/db/t${i}`,
+            sampleTableState({ properties: { comment: 'x'.repeat(500_000) } }),
+          ),
+        );
+      for (let i = 0; i < 3 * 17; i++)
+        await raw.send({ topic, messages: [{ partition: i % 3, key: `t${i}`, value: value(i) }] });
+      // Each handler waits until a handler of every partition has started: only a fetch that
+      // hands out all three partitions' batches gets past it.
+      const started = new Set<number>();
+      let open: () => void = () => undefined;
+      const allStarted = new Promise<void>((ok) => (open = ok));
+      let handled = 0;
+      const c = consumer({
+        topics: [topic],
+        partitionsConsumedConcurrently: 3,
+        messagesInFlight: 4,
+        maxBytesPerPartition: 8 * 1024 * 1024,
+        handlers: {
+          TableScanned: async (_envelope, ctx) => {
+            started.add(ctx.partition);
+            if (started.size === 3) open();
+            await allStarted;
+            handled++;
+          },
+        },
+      });
+      // Cleanups run last first: handlers released before the consumer's stop waits for them.
+      cleanup.push(() => Promise.resolve(open()));
+      await c.start();
+      await waitFor('a handler of each of the three partitions at once', () => started.size === 3);
+      await waitFor('every message', () => handled === 3 * 17);
     });
 
     it('after a failure, fetches again from the first unhandled message and handles only what was not', async () => {

@@ -72,7 +72,9 @@ export interface EnvelopeConsumerOptions {
   /**
    * Bytes of one partition fetched at once (kafkajs `maxBytesPerPartition`). With
    * `messagesInFlight` > 1 a fetched batch's end waits for its slowest handling before the next
-   * fetch: larger batches leave fewer such gaps. Default kafkajs's, 1 MiB.
+   * fetch: larger batches leave fewer such gaps. A fetch then holds up to this much of each of
+   * `partitionsConsumedConcurrently` partitions (at least kafkajs's 10 MiB in all). Default
+   * kafkajs's, 1 MiB.
    */
   readonly maxBytesPerPartition?: number;
   /**
@@ -259,9 +261,7 @@ export class EnvelopeConsumer {
       // How long an idle fetch waits for data; also bounds how late a resumed partition
       // (after a handler failure) is fetched again. Default 5 s in kafkajs.
       maxWaitTimeInMs: 1_000,
-      ...(this.#options.maxBytesPerPartition !== undefined
-        ? { maxBytesPerPartition: this.#options.maxBytesPerPartition }
-        : {}),
+      ...fetchLimits(this.#options),
       // kafkajs restarts after retriable crashes; the CRASH listener handles the rest.
       retry: { restartOnFailure: () => Promise.resolve(true) },
     });
@@ -570,4 +570,27 @@ export class EnvelopeConsumer {
 
 function next(offset: string): string {
   return (BigInt(offset) + 1n).toString();
+}
+
+/** kafkajs's cap on one fetch's answer, all partitions together (its `maxBytes` default). */
+const KAFKAJS_FETCH_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * kafkajs's fetch sizes for the options. The broker fills a fetch's answer partition after
+ * partition, each up to `maxBytesPerPartition`, until `maxBytes` in all; so the total must hold
+ * a batch of every partition handled at once. Left at kafkajs's 10 MiB, the planner's 8 MiB a
+ * partition filled it with one partition's batch and part of a second: of its three partitions
+ * handled at once, one waited for the next fetch, which waits for the slowest batch of this one.
+ */
+function fetchLimits(options: EnvelopeConsumerOptions): {
+  readonly maxBytesPerPartition?: number;
+  readonly maxBytes?: number;
+} {
+  const perPartition = options.maxBytesPerPartition;
+  if (perPartition === undefined) return {};
+  const partitions = options.partitionsConsumedConcurrently ?? 1;
+  return {
+    maxBytesPerPartition: perPartition,
+    maxBytes: Math.max(KAFKAJS_FETCH_MAX_BYTES, perPartition * partitions),
+  };
 }
