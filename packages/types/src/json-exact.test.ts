@@ -104,4 +104,16 @@ describe('stringifyJson', () => {
   it('throws on a value JSON cannot represent', () => {
     expect(() => stringifyJson(undefined)).toThrow(TypeError);
   });
+
+  it('writes a value without bigints as JSON.stringify does, and a bigint deep inside exactly', () => {
+    const value = { a: [1, 'x', null, { b: 2.5 }], c: new Date(0), d: undefined };
+    expect(stringifyJson(value)).toBe(JSON.stringify(value));
+    expect(stringifyJson(value, 2)).toBe(JSON.stringify(value, null, 2));
+    expect(stringifyJson({ ...value, e: [{ f: 9007199254740993n }] }, 2)).toContain(
+      '"f": 9007199254740993',
+    );
+    const circular: Record<string, unknown> = {};
+    circular['self'] = circular;
+    expect(() => stringifyJson(circular)).toThrow(TypeError);
+  });
 });

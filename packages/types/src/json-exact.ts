@@ -69,11 +69,18 @@ const rawJson = (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJ
  * strings `parseJsonExact` returns, are written as strings.
  */
 export function stringifyJson(value: unknown, space?: number): string {
-  const text = JSON.stringify(
-    value,
-    (_key, v: unknown) => (typeof v === 'bigint' ? rawJson(v.toString()) : v),
-    space,
-  ) as string | undefined;
+  let text: string | undefined;
+  try {
+    // Without a replacer V8 takes its fast path (a task event in ~1 µs instead of ~2.2 µs);
+    // only a bigint, which it cannot write, sends the value through the replacer.
+    text = JSON.stringify(value, undefined, space);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    text = JSON.stringify(value, exactIntegers, space);
+  }
   if (text === undefined) throw new TypeError(`value is not serialisable as JSON: ${typeof value}`);
   return text;
 }
+
+const exactIntegers = (_key: string, v: unknown): unknown =>
+  typeof v === 'bigint' ? rawJson(v.toString()) : v;
