@@ -93,3 +93,56 @@ describe('kafkajs producer grouping (patched)', () => {
     ).toEqual({});
   });
 });
+
+// The same patch: murmur2 in 32-bit arithmetic (upstream: 64-bit Long objects). The partition
+// of every keyed message depends on it, so it must stay Java's hash bit for bit.
+const murmur2 = createRequire(import.meta.url)(
+  'kafkajs/src/producer/partitioners/default/murmur2',
+) as (key: string | Buffer) => number;
+
+/** Java's `Utils.murmur2`, step by step in BigInt (wrapping to 32 bits as Java's int does). */
+function javaMurmur2(data: Buffer): number {
+  const int = (x: bigint) => BigInt.asIntN(32, x);
+  const ushr = (x: bigint, n: bigint) => BigInt.asUintN(32, x) >> n;
+  const m = 0x5bd1e995n;
+  let h = int(0x9747b28cn ^ BigInt(data.length));
+  const length4 = Math.floor(data.length / 4);
+  for (let i = 0; i < length4; i++) {
+    let k = int(BigInt(data.readInt32LE(i * 4)));
+    k = int(k * m);
+    k = int(k ^ ushr(k, 24n));
+    k = int(k * m);
+    h = int(h * m);
+    h = int(h ^ k);
+  }
+  const tail = data.length & ~3;
+  const left = data.length % 4;
+  if (left >= 3) h = int(h ^ (BigInt(data[tail + 2]!) << 16n));
+  if (left >= 2) h = int(h ^ (BigInt(data[tail + 1]!) << 8n));
+  if (left >= 1) h = int((h ^ BigInt(data[tail]!)) * m);
+  h = int(h ^ ushr(h, 13n));
+  h = int(h * m);
+  h = int(h ^ ushr(h, 15n));
+  return Number(h);
+}
+
+describe('kafkajs murmur2 (patched)', () => {
+  it("gives Java's hashes (Kafka's own test vectors)", () => {
+    expect(murmur2('21')).toBe(-973932308);
+    expect(murmur2('foobar')).toBe(-790332482);
+    expect(murmur2('a-little-bit-long-string')).toBe(-985981536);
+    expect(murmur2('a-little-bit-longer-string')).toBe(-1486304829);
+    expect(murmur2('lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8')).toBe(-58897971);
+    expect(murmur2('abc')).toBe(479470107);
+  });
+
+  it('agrees with Java arithmetic on every length and byte, table keys included', () => {
+    const keys = ['', 'prod/sales.eu/orders', 'ü€𝄞', 'cat/db.ns0/t0', 'foobar', '21'].map((k) =>
+      Buffer.from(k),
+    );
+    for (let n = 0; n < 64; n++)
+      keys.push(Buffer.from(Array.from({ length: n }, (_, i) => (i * 97 + n * 31) & 0xff)));
+    for (const key of keys) expect(murmur2(key), key.toString('hex')).toBe(javaMurmur2(key));
+    expect(murmur2('prod/sales.eu/orders')).toBe(murmur2(Buffer.from('prod/sales.eu/orders')));
+  });
+});
