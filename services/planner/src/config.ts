@@ -9,7 +9,9 @@ const step = (fallback: number) => z.coerce.number().int().min(1).default(fallba
 /**
  * Bytes of one table-state partition fetched at once: ~650 states of 1,000-partition tables
  * (12.8 KB each) where kafkajs's default 1 MiB holds ~80, so the states in flight drain at a
- * batch's end 8× less often (bench/results/planner-states-in-flight-2026-12-04.md).
+ * batch's end 8× less often (bench/results/planner-states-in-flight-2026-12-04.md). A fetch
+ * holds up to this much of each of `ICEPACK_PLANNER_CONCURRENCY` partitions (24 MiB at the
+ * defaults; the runtime's `EnvelopeConsumer`).
  */
 export const DEFAULT_FETCH_BYTES_PER_PARTITION = 8 * 1024 * 1024;
 
