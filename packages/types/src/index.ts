@@ -222,7 +222,13 @@ export {
   type SparkSettings,
 } from './resource-group.ts';
 export { bindingSchema, parseBinding, BindingState, Runner, type Binding } from './binding.ts';
-export { sampleTableId, sampleTableState, sampleMergeTask, sampleBinding } from './samples.ts';
+export {
+  sampleTableId,
+  sampleTableState,
+  sampleMergeTask,
+  sampleBinding,
+  sampleSessionTail,
+} from './samples.ts';
 export {
   icebergTypeSchema,
   icebergSchemaSchema,

@@ -1,4 +1,5 @@
 import type { Binding } from './binding.ts';
+import type { SessionTail } from './session-tail.ts';
 import type { TableId } from './table-id.ts';
 import type { TableState } from './table-state.ts';
 import { taskJobId, type Task } from './task.ts';
@@ -143,6 +144,21 @@ export function sampleBinding(overrides: Partial<Binding> = {}): Binding {
     state: 'ready',
     runner: 'local',
     updatedAt: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+/** A resident session's idle tail (ADR 0046): 30 s idle on 3 cores after a merge of the sample table. */
+export function sampleSessionTail(overrides: Partial<SessionTail> = {}): SessionTail {
+  const table = overrides.table ?? sampleTableId();
+  return {
+    taskId: taskJobId(table, 'merge'),
+    table,
+    taskType: 'merge',
+    runId: 'batch-3f9c2a1b7d4e5f60-a1',
+    at: '2026-12-04T23:00:31.000Z',
+    idleMs: 30_000,
+    cost: { runMs: 30_000, coreSecondsRequested: 90 },
     ...overrides,
   };
 }

@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MessageType, TaskEventTypes } from './message-types.ts';
 import { createEnvelope, parseMessage, serializeEnvelope } from './messages.ts';
-import { parseSessionTail, type SessionTail } from './session-tail.ts';
+import { sampleSessionTail } from './samples.ts';
+import { parseSessionTail } from './session-tail.ts';
 import { ValidationError } from './validation-error.ts';
 
-const tail: SessionTail = {
-  taskId: 'merge/prod/sales/orders',
-  table: { catalog: 'prod', namespace: ['sales'], name: 'orders' },
-  taskType: 'merge',
-  runId: 'batch-3f9c2a1b7d4e5f60-a1',
-  at: '2026-12-04T23:00:31.000Z',
-  idleMs: 30_000,
-  cost: { runMs: 30_000, coreSecondsRequested: 90 },
-};
+const tail = sampleSessionTail();
 
 function pathsOf(fn: () => unknown): string[] {
   try {
