@@ -1,7 +1,9 @@
 // Prints the closing line of a test run from Vitest's JSON report:
 // "N passed, N failed, N skipped". Exits non-zero when the report is missing, when a
 // test failed, or when no test ran at all (a run that tests nothing must not pass).
-import { readFileSync } from 'node:fs';
+// With a second argument, the integration files' lane times (test/src/infra/exclusive-lane.ts):
+// before that line, the exclusive lane's total and its slowest files, where a run's time goes.
+import { existsSync, readFileSync } from 'node:fs';
 
 const path = process.argv[2];
 let report;
@@ -16,5 +18,20 @@ const passed = report.numPassedTests ?? 0;
 const failedTests = report.numFailedTests ?? 0;
 const failed = failedTests > 0 || report.success !== false ? failedTests : 1;
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+const lanes = process.argv[3];
+if (lanes !== undefined && existsSync(lanes)) {
+  const rows = readFileSync(lanes, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'))
+    .map(([lane, waited, ran, file]) => ({ lane, waited: Number(waited), ran: Number(ran), file }));
+  const exclusive = rows.filter((row) => row.lane !== 'shared').sort((a, b) => b.ran - a.ran);
+  const total = exclusive.reduce((sum, row) => sum + row.ran, 0);
+  console.log(
+    `exclusive lane: ${exclusive.length} files ran ${total.toFixed(0)} s one after another; the slowest:`,
+  );
+  for (const row of exclusive.slice(0, 12))
+    console.log(`  ${row.ran.toFixed(0).padStart(5)} s  ${row.file}`);
+}
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,10 +1,14 @@
 // Setup file of the integration project: a file outside the shared lane (lanes.ts) holds the
 // exclusive lane for its whole run, so no two of them run at once; a Kubernetes file then
 // starts the control plane (the global setup does not), waiting for its build if it is not done.
+// Every file appends how long it waited and ran to `integration-lanes.tsv` in the run directory,
+// which `./dev test` summarises at the end (the exclusive lane's files run one after another, so
+// their run times add up to most of the run's wall time).
+import { appendFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { holdLock, type HeldLock } from './lane-lock.ts';
-import { laneOf } from './lanes.ts';
+import { laneOf, type Lane } from './lanes.ts';
 import { runLocalScript } from './local-script.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -16,14 +20,19 @@ const root = resolve(import.meta.dirname, '../../..');
 const LANE_WAIT_MS = 3 * 60 * 60_000;
 
 let held: HeldLock | undefined;
+let timing: { file: string; lane: Lane; queued: number; started: number } | undefined;
 
 // Vitest reads a hook's first parameter for the fixtures it uses (none here): the suite is the
 // second, and the first must be a destructuring pattern.
 // eslint-disable-next-line no-empty-pattern
 beforeAll(async ({}, suite) => {
-  const lane = laneOf(relative(root, suite.file.filepath));
-  if (lane === 'shared') return;
-  held = await holdLock(join(inject('infra').runDir, 'integration-exclusive-lane.lock'));
+  const file = relative(root, suite.file.filepath);
+  const lane = laneOf(file);
+  const queued = Date.now();
+  if (lane !== 'shared') {
+    held = await holdLock(join(inject('infra').runDir, 'integration-exclusive-lane.lock'));
+  }
+  timing = { file, lane, queued, started: Date.now() };
   if (lane === 'kubernetes') {
     const up = await runLocalScript('k8s.sh', ['up']);
     if (up.code !== 0)
@@ -36,4 +45,12 @@ beforeAll(async ({}, suite) => {
 afterAll(async () => {
   await held?.release();
   held = undefined;
+  if (timing === undefined) return;
+  const { file, lane, queued, started } = timing;
+  timing = undefined;
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
+  await appendFile(
+    join(inject('infra').runDir, 'integration-lanes.tsv'),
+    `${lane}\t${seconds(started - queued)}\t${seconds(Date.now() - started)}\t${file}\n`,
+  );
 });
