@@ -25,12 +25,12 @@ export default defineConfig({
           globalSetup: ['./test/src/infra/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
-          // Two lanes (test/src/infra/lanes.ts): the services under test are heavy (Kafka,
+          // Lanes (test/src/infra/lanes.ts): the services under test are heavy (Kafka,
           // Spark) and the machine may have two cores, so the files that run Spark, use
-          // Kubernetes or stop a service run one at a time, holding the exclusive lane;
-          // light files listed in the shared lane run beside them.
+          // Kubernetes or stop a service run alone — or, those of the paired lane, two at a
+          // time; light files listed in the shared lane run beside them.
           maxWorkers: 2,
-          setupFiles: ['./test/src/infra/exclusive-lane.ts'],
+          setupFiles: ['./test/src/infra/lane-setup.ts'],
         },
       },
     ],

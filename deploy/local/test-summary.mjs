@@ -1,8 +1,8 @@
 // Prints the closing line of a test run from Vitest's JSON report:
 // "N passed, N failed, N skipped". Exits non-zero when the report is missing, when a
 // test failed, or when no test ran at all (a run that tests nothing must not pass).
-// With a second argument, the integration files' lane times (test/src/infra/exclusive-lane.ts):
-// before that line, the exclusive lane's total and its slowest files, where a run's time goes.
+// With a second argument, the integration files' lane times (test/src/infra/lane-setup.ts):
+// before that line, the heavy files' total run time and the slowest of them, where a run's time goes.
 import { existsSync, readFileSync } from 'node:fs';
 
 const path = process.argv[2];
@@ -28,7 +28,7 @@ if (lanes !== undefined && existsSync(lanes)) {
   const exclusive = rows.filter((row) => row.lane !== 'shared').sort((a, b) => b.ran - a.ran);
   const total = exclusive.reduce((sum, row) => sum + row.ran, 0);
   console.log(
-    `exclusive lane: ${exclusive.length} files ran ${total.toFixed(0)} s one after another; the slowest:`,
+    `heavy integration files (paired or exclusive lane): ${exclusive.length}, ${total.toFixed(0)} s of run time; the slowest:`,
   );
   for (const row of exclusive.slice(0, 12))
     console.log(`  ${row.ran.toFixed(0).padStart(5)} s  ${row.file}`);

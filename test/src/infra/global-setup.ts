@@ -16,7 +16,7 @@ export const GLOBAL_SERVICES = ['redis', 'kafka', 'catalog', 'spark'] as const;
 /**
  * The services the global setup starts: Redis, Kafka, the REST catalog and Spark — not the
  * Kubernetes control plane, which each Kubernetes file starts once it holds its lane
- * (`exclusive-lane.ts`, `KUBERNETES_FILES` in lanes.ts): on a fresh machine its first Go build
+ * (`lane-setup.ts`, `KUBERNETES_FILES` in lanes.ts): on a fresh machine its first Go build
  * (~30 min on two cores) goes on while every other file runs. `ICEPACK_TEST_INFRA`
  * (developers only, e.g. `redis kafka`) starts fewer; a test that needs a service left out
  * fails on its connection. `./dev test` and CI never set it.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { holdLock } from './lane-lock.ts';
+import { holdLock, holdSlots, tryHoldLock, type HeldLock } from './lane-lock.ts';
 
 let dir = '';
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,4 +68,63 @@ describe('holdLock', () => {
     for (let i = 0; i < 100 && !free(file); i++) await setTimeout(100);
     expect(free(file)).toBe(true);
   });
+});
+
+describe('tryHoldLock', () => {
+  it('holds a free lock, and gives up at once on a held one', async () => {
+    const file = lockFile();
+    const held = await tryHoldLock(file);
+    expect(held).toBeDefined();
+    expect(await tryHoldLock(file)).toBeUndefined();
+    await held!.release();
+    expect(free(file)).toBe(true);
+  });
+});
+
+describe('holdSlots', () => {
+  /** Resolves to the holder once it holds its slots; `entered()` says whether it did yet. */
+  function enter(dir: string, kind: 'paired' | 'exclusive') {
+    let held: HeldLock | undefined;
+    const holding = holdSlots(dir, kind).then((h) => (held = h));
+    return { holding, entered: () => held !== undefined };
+  }
+
+  it('runs two paired holders at once, and a third once either of them left', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    const first = await holdSlots(dir, 'paired');
+    const second = await holdSlots(dir, 'paired');
+    // Whichever leaves: the second one first (the slot a later holder tries last), then the first.
+    const third = enter(dir, 'paired');
+    await setTimeout(1_500);
+    expect(third.entered()).toBe(false);
+    await second.release();
+    const thirdHeld = await third.holding;
+    const fourth = enter(dir, 'paired');
+    await setTimeout(1_500);
+    expect(fourth.entered()).toBe(false);
+    await first.release();
+    await (await fourth.holding).release();
+    await thirdHeld.release();
+  }, 15_000);
+
+  it('runs an exclusive holder alone: after the paired ones, and before any paired one that came after it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    const a = await holdSlots(dir, 'paired');
+    const b = await holdSlots(dir, 'paired');
+    const exclusive = enter(dir, 'exclusive');
+    await setTimeout(500);
+    const later = enter(dir, 'paired');
+    await a.release();
+    // One slot is free, but the exclusive holder waits for the other one at the gate, and the
+    // later paired holder waits behind it.
+    await setTimeout(1_000);
+    expect(exclusive.entered()).toBe(false);
+    expect(later.entered()).toBe(false);
+    await b.release();
+    const held = await exclusive.holding;
+    await setTimeout(1_000);
+    expect(later.entered()).toBe(false);
+    await held.release();
+    await (await later.holding).release();
+  }, 15_000);
 });

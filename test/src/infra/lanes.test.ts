@@ -2,7 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KUBERNETES_FILES, laneOf, laneOrder, SHARED_LANE, type Lane } from './lanes.ts';
+import {
+  KUBERNETES_FILES,
+  laneOf,
+  laneOrder,
+  PAIRED_LANE,
+  SHARED_LANE,
+  type Lane,
+} from './lanes.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 
@@ -36,8 +43,23 @@ describe('the shared integration lane', () => {
   it('knows a file by its path from the repository root, with either separator', () => {
     expect(laneOf('services/planner/src/api.int.test.ts')).toBe('shared');
     expect(laneOf('services\\planner\\src\\api.int.test.ts')).toBe('shared');
-    expect(laneOf('test/src/e2e/maintenance.int.test.ts')).toBe('exclusive');
+    expect(laneOf('test/src/e2e/maintenance.int.test.ts')).toBe('paired');
+    expect(laneOf('test/src/fixtures/fixtures.int.test.ts')).toBe('exclusive');
     expect(laneOf('test/src/e2e/maintenance-k8s.int.test.ts')).toBe('kubernetes');
+  });
+
+  it('puts no file in two lanes', () => {
+    const listed = [...SHARED_LANE, ...PAIRED_LANE, ...KUBERNETES_FILES];
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+});
+
+describe('the paired integration lane', () => {
+  it.each(PAIRED_LANE)('%s exists, is an integration file, and uses no Kubernetes', (file) => {
+    expect(file.endsWith('.int.test.ts')).toBe(true);
+    const path = join(root, file);
+    expect(existsSync(path)).toBe(true);
+    expect(USES_KUBERNETES.test(readFileSync(path, 'utf8'))).toBe(false);
   });
 });
 
@@ -57,8 +79,8 @@ describe('the Kubernetes files', () => {
 });
 
 describe('laneOrder', () => {
-  const lane = (f: string): Lane =>
-    f.startsWith('s') ? 'shared' : f.startsWith('k') ? 'kubernetes' : 'exclusive';
+  const lanes: Record<string, Lane> = { s: 'shared', p: 'paired', e: 'exclusive', k: 'kubernetes' };
+  const lane = (f: string): Lane => lanes[f[0]!]!;
 
   it('starts the first exclusive file, then every shared one, then the other exclusive ones, then the Kubernetes ones, each in the given order', () => {
     expect(laneOrder(['k1', 'e1', 's1', 'e2', 'k2', 's2', 'e3'], lane)).toEqual([
@@ -72,7 +94,19 @@ describe('laneOrder', () => {
     ]);
   });
 
-  it('starts a Kubernetes file first only when there is no other exclusive one', () => {
+  it('runs the paired files after the shared ones, before the other exclusive ones', () => {
+    expect(laneOrder(['e1', 'p1', 's1', 'k1', 'e2', 'p2'], lane)).toEqual([
+      'e1',
+      's1',
+      'p1',
+      'p2',
+      'e2',
+      'k1',
+    ]);
+  });
+
+  it('starts a paired file first when there is no exclusive one, a Kubernetes file only when there is neither', () => {
+    expect(laneOrder(['s1', 'k1', 'p1', 'p2'], lane)).toEqual(['p1', 's1', 'p2', 'k1']);
     expect(laneOrder(['s1', 'k1', 'k2'], lane)).toEqual(['k1', 's1', 'k2']);
   });
 

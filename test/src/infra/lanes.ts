@@ -1,8 +1,12 @@
 /**
- * The integration project's two lanes. Integration files run two at a time, but a file runs
- * beside another only if it is in the shared lane; every other file holds the exclusive lane
- * (a lock, `exclusive-lane.ts`) for its whole run, so at most one of them runs at a time,
- * as before, with its Spark runs and its timings undisturbed by a second heavy file.
+ * The integration project's lanes. Integration files run two at a time (two workers), and the
+ * setup file (`lane-setup.ts`) keeps the heavy ones apart with two slots (`holdSlots`):
+ *
+ * - a **shared** file takes no slot: it runs beside anything;
+ * - a **paired** file holds one slot for its whole run: two of them run at once;
+ * - every other file is **exclusive**: it holds both slots, so it runs alone (beside shared
+ *   files only), with its Spark runs and its timings undisturbed by a second heavy file;
+ * - the **kubernetes** files are exclusive ones that run last (below).
  *
  * A shared-lane file starts no Spark (no JVM of any kind), uses no Kubernetes (the
  * provisioner's reconcile owns cluster-wide objects), never stops or restarts a shared service
@@ -40,6 +44,43 @@ export const SHARED_LANE: readonly string[] = [
 ];
 
 /**
+ * The heavy files that may run beside one other heavy file of this list: each starts Spark (a
+ * JVM or two at a time) but uses no Kubernetes, never stops, restarts or reconfigures a shared
+ * service, kills no process but its own, keeps to names of its own (or only reads what no file
+ * writes), and asserts nothing a second Spark run beside it would change (no CPU or wall-time
+ * bound, no machine-wide count). About a third of two cores sat idle while these ran one at a
+ * time (their Spark runs wait on start-up, idle bounds and polls), which a second one fills.
+ * Reviewed file by file (docs/decisions/0055-paired-integration-lane.md).
+ */
+export const PAIRED_LANE: readonly string[] = [
+  'bench/lake-sim/lake-sim.int.test.ts',
+  'packages/iceberg/src/catalog/oauth2-catalog.int.test.ts',
+  'packages/iceberg/src/health/dangling-deletes.int.test.ts',
+  'services/dispatcher/src/adapters/dispatch-resident.int.test.ts',
+  'services/dispatcher/src/adapters/dispatch-unknown-runs.int.test.ts',
+  'services/dispatcher/src/metrics.int.test.ts',
+  'services/dispatcher/src/runners/local-runner-s3.int.test.ts',
+  'services/dispatcher/src/runners/spark-job-cpu.int.test.ts',
+  'services/metadata-scanner/src/spark-commit.int.test.ts',
+  'services/metadata-scanner/src/table-state-version.int.test.ts',
+  'services/planner/src/adapters/ledger-store.int.test.ts',
+  'services/planner/src/console.int.test.ts',
+  'services/planner/src/partition-rewrite.int.test.ts',
+  'services/provisioner/src/api-bounds.int.test.ts',
+  'services/provisioner/src/catalog-secrets.int.test.ts',
+  'test/cross-service/src/e2e/secret-redaction.int.test.ts',
+  'test/src/e2e/dev-down.int.test.ts',
+  'test/src/e2e/job-span.int.test.ts',
+  'test/src/e2e/kafka-acls.int.test.ts',
+  'test/src/e2e/maintenance.int.test.ts',
+  'test/src/e2e/orphans-s3.int.test.ts',
+  'test/src/e2e/task-figures.int.test.ts',
+  'test/src/infra/infra.int.test.ts',
+  'test/src/infra/s3-catalog.int.test.ts',
+  'test/src/infra/spark.int.test.ts',
+];
+
+/**
  * The integration files that use the Kubernetes control plane (`inject('infra').kube`). The
  * global setup does not start it: each of these starts it (`k8s.sh up`) once it holds the
  * exclusive lane, and they run last. On a fresh machine the control plane's Go build (~30 min
@@ -61,27 +102,33 @@ export const KUBERNETES_FILES: readonly string[] = [
 ];
 
 /** The lane of an integration file: `kubernetes` files are exclusive ones that run last. */
-export type Lane = 'shared' | 'exclusive' | 'kubernetes';
+export type Lane = 'shared' | 'paired' | 'exclusive' | 'kubernetes';
 
 const shared = new Set(SHARED_LANE);
+const paired = new Set(PAIRED_LANE);
 const kubernetes = new Set(KUBERNETES_FILES);
 
 /** The lane of the file at `relativePath` (from the repository root, either separator). */
 export function laneOf(relativePath: string): Lane {
   const path = relativePath.replaceAll('\\', '/');
   if (shared.has(path)) return 'shared';
+  if (paired.has(path)) return 'paired';
   return kubernetes.has(path) ? 'kubernetes' : 'exclusive';
 }
 
 /**
  * The order the integration files start in, two workers taking the next as one frees: the
  * first exclusive file, then every shared-lane file (run by the other worker meanwhile), then
- * the other exclusive files, then the Kubernetes ones, each in the order given (longest
- * first, as the sequencer ranks them). Started later, the shared files would only queue
- * behind the exclusive lock; started earlier, a Kubernetes file could wait for the build.
+ * the paired files (two at a time), the other exclusive files, and the Kubernetes ones last,
+ * each in the order given (longest first, as the sequencer ranks them). Started later, the
+ * shared files would only queue behind the heavy ones; a paired file between two exclusive
+ * ones would run alone; started earlier, a Kubernetes file could wait for the build. With no
+ * exclusive file, the first paired one (else the first Kubernetes one) starts first.
  */
 export function laneOrder<T>(files: readonly T[], lane: (file: T) => Lane): T[] {
   const of = (l: Lane): T[] => files.filter((f) => lane(f) === l);
-  const [first, ...rest] = [...of('exclusive'), ...of('kubernetes')];
-  return first === undefined ? of('shared') : [first, ...of('shared'), ...rest];
+  const [first] = [...of('exclusive'), ...of('paired'), ...of('kubernetes')];
+  if (first === undefined) return of('shared');
+  const heavy = [...of('paired'), ...of('exclusive'), ...of('kubernetes')];
+  return [first, ...of('shared'), ...heavy.filter((f) => f !== first)];
 }

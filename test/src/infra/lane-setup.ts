@@ -1,13 +1,14 @@
-// Setup file of the integration project: a file outside the shared lane (lanes.ts) holds the
-// exclusive lane for its whole run, so no two of them run at once; a Kubernetes file then
-// starts the control plane (the global setup does not), waiting for its build if it is not done.
+// Setup file of the integration project: a file of the paired lane (lanes.ts) holds one of the
+// two heavy slots for its whole run, so at most two of them run at once; any other file outside
+// the shared lane holds both, so it runs alone; a Kubernetes file then starts the control plane
+// (the global setup does not), waiting for its build if it is not done.
 // Every file appends how long it waited and ran to `integration-lanes.tsv` in the run directory,
-// which `./dev test` summarises at the end (the exclusive lane's files run one after another, so
-// their run times add up to most of the run's wall time).
+// which `./dev test` summarises at the end (the heavy files' run times add up to most of the
+// run's wall time).
 import { appendFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { holdLock, type HeldLock } from './lane-lock.ts';
+import { holdSlots, type HeldLock } from './lane-lock.ts';
 import { laneOf, type Lane } from './lanes.ts';
 import { runLocalScript } from './local-script.ts';
 
@@ -30,7 +31,7 @@ beforeAll(async ({}, suite) => {
   const lane = laneOf(file);
   const queued = Date.now();
   if (lane !== 'shared') {
-    held = await holdLock(join(inject('infra').runDir, 'integration-exclusive-lane.lock'));
+    held = await holdSlots(inject('infra').runDir, lane === 'paired' ? 'paired' : 'exclusive');
   }
   timing = { file, lane, queued, started: Date.now() };
   if (lane === 'kubernetes') {
