@@ -8,8 +8,18 @@
 #   4. docker compose config on docker-compose.yml (and that it refuses to run without a token)
 # The rendered manifests land in $ICEPACK_RUN/deploy-checks/. The RBAC allow-list test
 # (test/cross-service/src/deploy/rbac.test.ts) renders the chart itself with the helm installed here.
+# `run.sh install` only installs the tools (./dev test starts it first, in the background: on a
+# fresh machine their Go builds take minutes, and a check waits for a build under way).
 source "$(dirname "${BASH_SOURCE[0]}")/../local/lib.sh"
 source "$ICEPACK_ROOT/deploy/checks/tools.sh"
+
+if [[ "${1:-}" == install ]]; then
+  ensure_helm >/dev/null
+  ensure_kubeconform >/dev/null
+  ensure_compose >/dev/null
+  ensure_deploy_venv >/dev/null
+  exit 0
+fi
 
 chart="$ICEPACK_ROOT/deploy/helm/icepack"
 out="$ICEPACK_RUN/deploy-checks"
