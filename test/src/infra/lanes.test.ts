@@ -82,31 +82,28 @@ describe('laneOrder', () => {
   const lanes: Record<string, Lane> = { s: 'shared', p: 'paired', e: 'exclusive', k: 'kubernetes' };
   const lane = (f: string): Lane => lanes[f[0]!]!;
 
-  it('starts the first exclusive file, then every shared one, then the other exclusive ones, then the Kubernetes ones, each in the given order', () => {
-    expect(laneOrder(['k1', 'e1', 's1', 'e2', 'k2', 's2', 'e3'], lane)).toEqual([
-      'e1',
+  it('starts the first paired file, then every shared one, then the other paired ones, the exclusive ones and the Kubernetes ones, each in the given order', () => {
+    expect(laneOrder(['k1', 'e1', 'p1', 's1', 'e2', 'k2', 's2', 'p2'], lane)).toEqual([
+      'p1',
       's1',
       's2',
+      'p2',
+      'e1',
       'e2',
-      'e3',
       'k1',
       'k2',
     ]);
   });
 
-  it('runs the paired files after the shared ones, before the other exclusive ones', () => {
-    expect(laneOrder(['e1', 'p1', 's1', 'k1', 'e2', 'p2'], lane)).toEqual([
+  it('starts an exclusive file first when there is no paired one, a Kubernetes file only when there is neither', () => {
+    expect(laneOrder(['k1', 'e1', 's1', 'e2', 'k2', 's2'], lane)).toEqual([
       'e1',
       's1',
-      'p1',
-      'p2',
+      's2',
       'e2',
       'k1',
+      'k2',
     ]);
-  });
-
-  it('starts a paired file first when there is no exclusive one, a Kubernetes file only when there is neither', () => {
-    expect(laneOrder(['s1', 'k1', 'p1', 'p2'], lane)).toEqual(['p1', 's1', 'p2', 'k1']);
     expect(laneOrder(['s1', 'k1', 'k2'], lane)).toEqual(['k1', 's1', 'k2']);
   });
 

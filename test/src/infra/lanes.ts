@@ -118,17 +118,15 @@ export function laneOf(relativePath: string): Lane {
 
 /**
  * The order the integration files start in, two workers taking the next as one frees: the
- * first exclusive file, then every shared-lane file (run by the other worker meanwhile), then
- * the paired files (two at a time), the other exclusive files, and the Kubernetes ones last,
- * each in the order given (longest first, as the sequencer ranks them). Started later, the
- * shared files would only queue behind the heavy ones; a paired file between two exclusive
- * ones would run alone; started earlier, a Kubernetes file could wait for the build. With no
- * exclusive file, the first paired one (else the first Kubernetes one) starts first.
+ * first paired file, then every shared-lane file (run by the other worker meanwhile), then the
+ * other paired files (two at a time), the exclusive files, and the Kubernetes ones last, each
+ * in the order given (longest first, as the sequencer ranks them). Started later, the shared
+ * files would only queue behind the heavy ones; a paired file between two exclusive ones would
+ * run alone; started earlier, a Kubernetes file could wait for the build. With no paired file,
+ * the first exclusive one (else the first Kubernetes one) starts first.
  */
 export function laneOrder<T>(files: readonly T[], lane: (file: T) => Lane): T[] {
   const of = (l: Lane): T[] => files.filter((f) => lane(f) === l);
-  const [first] = [...of('exclusive'), ...of('paired'), ...of('kubernetes')];
-  if (first === undefined) return of('shared');
-  const heavy = [...of('paired'), ...of('exclusive'), ...of('kubernetes')];
-  return [first, ...of('shared'), ...heavy.filter((f) => f !== first)];
+  const [first, ...heavy] = [...of('paired'), ...of('exclusive'), ...of('kubernetes')];
+  return first === undefined ? of('shared') : [first, ...of('shared'), ...heavy];
 }
