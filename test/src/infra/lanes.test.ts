@@ -19,7 +19,7 @@ const USES_KUBERNETES = /\.kube\b|KubeConfig|@kubernetes|kubeconfig|k8s/i;
 /** What a shared-lane file must not do, as its text shows it (lanes.ts says why). */
 const FORBIDDEN: Record<string, RegExp> = {
   'starts Spark':
-    /LocalRunner|spark-submit|runPython|dispatchTable|generateFixtures|infra\.python|sparkJars|WorkerProcesses|SparkApplication/,
+    /LocalRunner|spark-submit|runPython|sparkSql|dispatchTable|generateFixtures|infra\.python|sparkJars|WorkerProcesses|SparkApplication/,
   'uses Kubernetes': USES_KUBERNETES,
   'runs a service script (which may stop a shared service)':
     /\b(infra|redis|kafka|catalog|s3|s3-catalog|oauth-catalog|k8s|services)\.sh\b/,
