@@ -1,11 +1,12 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { laneOf, laneOrder } from './lanes.ts';
+import { laneOf, laneOrder, laneRank } from './lanes.ts';
 
 /**
  * Vitest's own order (failed first, then longest first from the last run's timings, else
  * largest file first), with the integration files arranged by `laneOrder` so that the
- * shared-lane files run beside the first exclusive one and the Kubernetes files last (`lanes.ts`).
+ * shared-lane files run beside the first paired one, the paired ones longest first as listed,
+ * and the Kubernetes files last (`lanes.ts`).
  */
 export class LaneSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -13,7 +14,12 @@ export class LaneSequencer extends BaseSequencer {
     const integration = sorted.filter((f) => f.project.name === 'integration');
     if (integration.length === 0) return sorted;
     const root = this.ctx.config.root;
-    const ordered = laneOrder(integration, (f) => laneOf(relative(root, f.moduleId)));
+    const path = (f: TestSpecification): string => relative(root, f.moduleId);
+    const ordered = laneOrder(
+      integration,
+      (f) => laneOf(path(f)),
+      (f) => laneRank(path(f)),
+    );
     // The integration files take the places they had, in the lanes' order.
     return sorted.map((f) => (f.project.name === 'integration' ? ordered.shift()! : f));
   }

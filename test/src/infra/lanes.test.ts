@@ -6,6 +6,7 @@ import {
   KUBERNETES_FILES,
   laneOf,
   laneOrder,
+  laneRank,
   PAIRED_LANE,
   SHARED_LANE,
   type Lane,
@@ -105,6 +106,24 @@ describe('laneOrder', () => {
       'k2',
     ]);
     expect(laneOrder(['s1', 'k1', 'k2'], lane)).toEqual(['k1', 's1', 'k2']);
+  });
+
+  it('orders the files of a lane by their rank, keeping the given order among equals', () => {
+    const rank = (f: string): number => ({ p2: 0, p3: 1 })[f] ?? Number.POSITIVE_INFINITY;
+    expect(laneOrder(['s1', 'p1', 'p3', 'e1', 'p2', 'p4'], lane, rank)).toEqual([
+      'p2',
+      's1',
+      'p3',
+      'p1',
+      'p4',
+      'e1',
+    ]);
+  });
+
+  it('ranks the paired files as listed, longest first, and every other file after them', () => {
+    expect(PAIRED_LANE.map(laneRank)).toEqual(PAIRED_LANE.map((_, i) => i));
+    expect(laneRank('services\\dispatcher\\src\\adapters\\dispatch-resident.int.test.ts')).toBe(0);
+    expect(laneRank('test/src/fixtures/fixtures.int.test.ts')).toBe(Number.POSITIVE_INFINITY);
   });
 
   it('keeps a list of one lane as it is', () => {

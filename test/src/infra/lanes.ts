@@ -49,35 +49,37 @@ export const SHARED_LANE: readonly string[] = [
  * writes), and asserts nothing a second Spark run beside it would change (no CPU or wall-time
  * bound, no machine-wide count). About a third of two cores sat idle while these ran one at a
  * time (their Spark runs wait on start-up, idle bounds and polls), which a second one fills.
- * Reviewed file by file (docs/decisions/0055-paired-integration-lane.md).
+ * Reviewed file by file (docs/decisions/0055-paired-integration-lane.md). Listed longest first,
+ * as a rehearsal measured them (`integration-lanes.tsv`): the order they start in, so that the
+ * last ones to run are short and no slot idles while a long file ends alone.
  */
 export const PAIRED_LANE: readonly string[] = [
-  'bench/lake-sim/lake-sim.int.test.ts',
-  'packages/iceberg/src/catalog/oauth2-catalog.int.test.ts',
-  'packages/iceberg/src/health/dangling-deletes.int.test.ts',
   'services/dispatcher/src/adapters/dispatch-resident.int.test.ts',
-  'services/dispatcher/src/adapters/dispatch-unknown-runs.int.test.ts',
-  'services/dispatcher/src/metrics.int.test.ts',
-  'services/dispatcher/src/runners/local-runner-s3.int.test.ts',
-  'services/dispatcher/src/runners/spark-job-cpu.int.test.ts',
-  'services/metadata-scanner/src/spark-commit.int.test.ts',
-  'services/metadata-scanner/src/table-state-version.int.test.ts',
-  'services/planner/src/adapters/ledger-store.int.test.ts',
-  'services/planner/src/convergence.int.test.ts',
-  'services/planner/src/console.int.test.ts',
-  'services/planner/src/partition-rewrite.int.test.ts',
-  'services/provisioner/src/api-bounds.int.test.ts',
-  'services/provisioner/src/catalog-secrets.int.test.ts',
-  'test/cross-service/src/e2e/secret-redaction.int.test.ts',
-  'test/src/e2e/dev-down.int.test.ts',
-  'test/src/e2e/job-span.int.test.ts',
-  'test/src/e2e/kafka-acls.int.test.ts',
   'test/src/e2e/maintenance.int.test.ts',
+  'bench/lake-sim/lake-sim.int.test.ts',
+  'services/planner/src/convergence.int.test.ts',
+  'services/dispatcher/src/adapters/dispatch-unknown-runs.int.test.ts',
+  'packages/iceberg/src/health/dangling-deletes.int.test.ts',
+  'services/planner/src/partition-rewrite.int.test.ts',
+  'services/dispatcher/src/runners/local-runner-s3.int.test.ts',
   'test/src/e2e/orphans-s3.int.test.ts',
-  'test/src/e2e/task-figures.int.test.ts',
-  'test/src/infra/infra.int.test.ts',
+  'services/metadata-scanner/src/spark-commit.int.test.ts',
+  'test/cross-service/src/e2e/secret-redaction.int.test.ts',
   'test/src/infra/s3-catalog.int.test.ts',
+  'services/dispatcher/src/runners/spark-job-cpu.int.test.ts',
+  'test/src/e2e/task-figures.int.test.ts',
   'test/src/infra/spark.int.test.ts',
+  'services/dispatcher/src/metrics.int.test.ts',
+  'services/planner/src/console.int.test.ts',
+  'services/metadata-scanner/src/table-state-version.int.test.ts',
+  'test/src/e2e/dev-down.int.test.ts',
+  'test/src/e2e/kafka-acls.int.test.ts',
+  'packages/iceberg/src/catalog/oauth2-catalog.int.test.ts',
+  'test/src/e2e/job-span.int.test.ts',
+  'test/src/infra/infra.int.test.ts',
+  'services/provisioner/src/catalog-secrets.int.test.ts',
+  'services/provisioner/src/api-bounds.int.test.ts',
+  'services/planner/src/adapters/ledger-store.int.test.ts',
 ];
 
 /**
@@ -116,17 +118,29 @@ export function laneOf(relativePath: string): Lane {
   return kubernetes.has(path) ? 'kubernetes' : 'exclusive';
 }
 
+/** Where a file starts among its lane's: a paired file by its place in `PAIRED_LANE`. */
+export function laneRank(relativePath: string): number {
+  const at = PAIRED_LANE.indexOf(relativePath.replaceAll('\\', '/'));
+  return at === -1 ? Number.POSITIVE_INFINITY : at;
+}
+
 /**
  * The order the integration files start in, two workers taking the next as one frees: the
  * first paired file, then every shared-lane file (run by the other worker meanwhile), then the
- * other paired files (two at a time), the exclusive files, and the Kubernetes ones last, each
- * in the order given (longest first, as the sequencer ranks them). Started later, the shared
+ * other paired files (two at a time), the exclusive files, and the Kubernetes ones last; within
+ * a lane by `rank` (the paired files: their place in `PAIRED_LANE`), else in the order given
+ * (Vitest's: longest first by the last run's timings, else largest first). Started later, the shared
  * files would only queue behind the heavy ones; a paired file between two exclusive ones would
  * run alone; started earlier, a Kubernetes file could wait for the build. With no paired file,
  * the first exclusive one (else the first Kubernetes one) starts first.
  */
-export function laneOrder<T>(files: readonly T[], lane: (file: T) => Lane): T[] {
-  const of = (l: Lane): T[] => files.filter((f) => lane(f) === l);
+export function laneOrder<T>(
+  files: readonly T[],
+  lane: (file: T) => Lane,
+  rank: (file: T) => number = () => 0,
+): T[] {
+  const of = (l: Lane): T[] =>
+    files.filter((f) => lane(f) === l).sort((a, b) => Math.sign(rank(a) - rank(b)) || 0);
   const [first, ...heavy] = [...of('paired'), ...of('exclusive'), ...of('kubernetes')];
   return first === undefined ? of('shared') : [first, ...of('shared'), ...heavy];
 }
