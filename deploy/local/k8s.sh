@@ -190,10 +190,10 @@ gen_pki() {
   ) || die "could not create the certificates and tokens in $pki"
 }
 
-write_kubeconfig() { # file token-file (mode 600: it holds the token)
+write_kubeconfig() { # file token-file (mode 600: it holds the token); replaced whole, by a rename
   (
     umask 077
-    cat >"$1" <<EOF
+    cat >"$1.tmp" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -210,6 +210,7 @@ contexts:
   context: {cluster: icepack-local, user: $(basename "$2" .token), namespace: default}
 current-context: icepack-local
 EOF
+    mv "$1.tmp" "$1"
   )
 }
 
@@ -301,6 +302,10 @@ cmd_start() {
   if pid_alive "$api_pid"; then
     instance_running k8s "$api_pid" "$ICEPACK_K8S_API_PORT"
   fi
+  # Running and healthy: nothing is rewritten. Test files that run two at a time each start it,
+  # and the second must not replace the kubeconfigs, the CRDs or the operator's spark-submit
+  # while the first uses them.
+  if cmd_status >/dev/null 2>&1; then return 0; fi
   gen_pki
   local who
   for who in admin kube-controller-manager kube-scheduler kwok spark-operator; do

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ApiException,
@@ -9,6 +11,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runLocalScriptOrThrow } from '../infra/local-script.ts';
 import { adminKubeConfig, serviceAccountKubeConfig, whoAmI } from './control-plane.ts';
 
 const infra = inject('infra');
@@ -68,6 +71,20 @@ afterAll(async () => {
 });
 
 describe('the local control plane (deploy/local/k8s.sh) is a real Kubernetes', () => {
+  it('is left as it is by a second `k8s.sh up`: a test file beside this one reads the same kubeconfigs and spark-submit', async () => {
+    const dir = dirname(infra.kube.kubeconfig);
+    const files = [
+      infra.kube.kubeconfig,
+      join(dir, 'spark-operator.kubeconfig'),
+      join(dir, 'spark-home', 'bin', 'spark-submit'),
+    ];
+    const look = async () =>
+      (await Promise.all(files.map((f) => stat(f)))).map((s) => ({ ino: s.ino, mtime: s.mtimeMs }));
+    const before = await look();
+    await runLocalScriptOrThrow('k8s.sh', ['up']);
+    expect(await look()).toEqual(before);
+  });
+
   it('authenticates the admin by token and creates the default ServiceAccount of a namespace', async () => {
     expect(await whoAmI(admin)).toBe('admin');
     // The serviceaccount controller of kube-controller-manager does this, not the API server.
