@@ -9,7 +9,7 @@ import { appendFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { holdSlots, type HeldLock } from './lane-lock.ts';
-import { laneOf, type Lane } from './lanes.ts';
+import { laneOf, slotsOf, type Lane } from './lanes.ts';
 import { runLocalScript } from './local-script.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -30,9 +30,8 @@ beforeAll(async ({}, suite) => {
   const file = relative(root, suite.file.filepath);
   const lane = laneOf(file);
   const queued = Date.now();
-  if (lane !== 'shared') {
-    held = await holdSlots(inject('infra').runDir, lane === 'paired' ? 'paired' : 'exclusive');
-  }
+  const slots = slotsOf(file);
+  if (slots !== 'none') held = await holdSlots(inject('infra').runDir, slots);
   timing = { file, lane, queued, started: Date.now() };
   if (lane === 'kubernetes') {
     const up = await runLocalScript('k8s.sh', ['up']);

@@ -9,6 +9,7 @@ import {
   laneRank,
   PAIRED_LANE,
   SHARED_LANE,
+  slotsOf,
   type Lane,
 } from './lanes.ts';
 
@@ -49,18 +50,36 @@ describe('the shared integration lane', () => {
     expect(laneOf('test/src/e2e/maintenance-k8s.int.test.ts')).toBe('kubernetes');
   });
 
-  it('puts no file in two lanes', () => {
-    const listed = [...SHARED_LANE, ...PAIRED_LANE, ...KUBERNETES_FILES];
-    expect(new Set(listed).size).toBe(listed.length);
+  it('puts no shared file in another lane, and lists no file twice', () => {
+    for (const list of [SHARED_LANE, PAIRED_LANE, KUBERNETES_FILES])
+      expect(new Set(list).size).toBe(list.length);
+    const heavy = new Set([...PAIRED_LANE, ...KUBERNETES_FILES]);
+    expect(SHARED_LANE.filter((f) => heavy.has(f))).toEqual([]);
   });
 });
 
 describe('the paired integration lane', () => {
-  it.each(PAIRED_LANE)('%s exists, is an integration file, and uses no Kubernetes', (file) => {
+  it.each(PAIRED_LANE)('%s exists and is an integration file', (file) => {
     expect(file.endsWith('.int.test.ts')).toBe(true);
-    const path = join(root, file);
-    expect(existsSync(path)).toBe(true);
-    expect(USES_KUBERNETES.test(readFileSync(path, 'utf8'))).toBe(false);
+    expect(existsSync(join(root, file))).toBe(true);
+  });
+
+  it('holds one slot for a paired file, Kubernetes or not; both for any other heavy file; none for a shared one', () => {
+    expect(slotsOf('test/src/e2e/maintenance.int.test.ts')).toBe('paired');
+    expect(slotsOf('services/dispatcher/src/adapters/dispatch-outcomes.int.test.ts')).toBe(
+      'paired',
+    );
+    expect(slotsOf('services/dispatcher/src/adapters/kube-quota.int.test.ts')).toBe('exclusive');
+    expect(slotsOf('test/src/fixtures/fixtures.int.test.ts')).toBe('exclusive');
+    expect(slotsOf('services/planner/src/api.int.test.ts')).toBe('none');
+  });
+
+  it('never pairs a file that starts a second API server on the cluster’s etcd', () => {
+    const starting = KUBERNETES_FILES.filter((f) =>
+      /startSecondApiServer/.test(readFileSync(join(root, f), 'utf8')),
+    );
+    expect(starting).toEqual(['services/dispatcher/src/adapters/kube-quota.int.test.ts']);
+    expect(PAIRED_LANE.filter((f) => starting.includes(f))).toEqual([]);
   });
 });
 

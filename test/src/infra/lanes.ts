@@ -9,7 +9,7 @@
  * - the **kubernetes** files are exclusive ones that run last (below).
  *
  * A shared-lane file starts no Spark (no JVM of any kind), uses no Kubernetes (the
- * provisioner's reconcile owns cluster-wide objects), never stops or restarts a shared service
+ * control plane starts only for the Kubernetes files, last), never stops or restarts a shared service
  * (Redis, Kafka, the catalogs, S3), and keeps to names of its own (`testNames()`, suffixed
  * topics, catalogs and keys). `lanes.test.ts` checks the first three on each file's text.
  * The lane saves the time of these files (~3 min of ~55) beside the long exclusive ones.
@@ -43,11 +43,11 @@ export const SHARED_LANE: readonly string[] = [
 ];
 
 /**
- * The heavy files that may run beside one other heavy file of this list: each starts Spark (a
- * JVM or two at a time) but uses no Kubernetes, never stops, restarts or reconfigures a shared
- * service, kills no process but its own, keeps to names of its own (or only reads what no file
- * writes), and asserts nothing a second Spark run beside it would change (no CPU or wall-time
- * bound, no machine-wide count). About a third of two cores sat idle while these ran one at a
+ * The heavy files that may run beside one other heavy file of this list: each never stops,
+ * restarts or reconfigures a shared service (nor the Kubernetes control plane), kills no process
+ * but its own, keeps to names and namespaces of its own (or only reads what no file writes), and
+ * asserts nothing a second Spark run beside it would change (no CPU or wall-time bound, no
+ * machine-wide count). About a third of two cores sat idle while these ran one at a
  * time (their Spark runs wait on start-up, idle bounds and polls), which a second one fills.
  * Reviewed file by file (docs/decisions/0055-paired-integration-lane.md). Listed longest first,
  * as a rehearsal measured them (`integration-lanes.tsv`): the order they start in, so that the
@@ -80,12 +80,26 @@ export const PAIRED_LANE: readonly string[] = [
   'services/provisioner/src/catalog-secrets.int.test.ts',
   'services/provisioner/src/api-bounds.int.test.ts',
   'services/planner/src/adapters/ledger-store.int.test.ts',
+  // Files that use Kubernetes (KUBERNETES_FILES) run last all the same, these first.
+  'services/dispatcher/src/adapters/dispatch-outcomes.int.test.ts',
+  'services/dispatcher/src/adapters/dispatch-crash.int.test.ts',
+  'services/dispatcher/src/runners/operator-real.int.test.ts',
+  'test/src/e2e/maintenance-k8s.int.test.ts',
+  'services/provisioner/src/reconcile.int.test.ts',
+  'services/provisioner/src/lifecycle.int.test.ts',
+  'services/provisioner/src/namespace-security.int.test.ts',
+  'test/src/k8s-real/control-plane.int.test.ts',
+  'services/provisioner/src/crash.int.test.ts',
+  'services/dispatcher/src/adapters/dispatcher-rights.int.test.ts',
 ];
 
 /**
  * The integration files that use the Kubernetes control plane (`inject('infra').kube`). The
- * global setup does not start it: each of these starts it (`k8s.sh up`) once it holds the
- * exclusive lane, and they run last. On a fresh machine the control plane's Go build (~30 min
+ * global setup does not start it: each of these starts it (`k8s.sh up`, which leaves a healthy
+ * one as it is) once it holds its slots, and they run last — those listed in `PAIRED_LANE` two
+ * at a time (each in namespaces of its own; the provisioner deletes only the namespaces of its
+ * own installation), `kube-quota.int.test.ts` alone (it starts a second API server on the
+ * cluster's etcd). On a fresh machine the control plane's Go build (~30 min
  * on two cores), which `./dev test` starts first of all, goes on while every other file runs.
  * `lanes.test.ts` checks that this is exactly the files whose text uses Kubernetes.
  */
@@ -110,12 +124,22 @@ const shared = new Set(SHARED_LANE);
 const paired = new Set(PAIRED_LANE);
 const kubernetes = new Set(KUBERNETES_FILES);
 
-/** The lane of the file at `relativePath` (from the repository root, either separator). */
+/**
+ * The lane of the file at `relativePath` (from the repository root, either separator), which
+ * says when it starts: a file that uses Kubernetes is in the `kubernetes` lane, paired or not.
+ */
 export function laneOf(relativePath: string): Lane {
   const path = relativePath.replaceAll('\\', '/');
   if (shared.has(path)) return 'shared';
-  if (paired.has(path)) return 'paired';
-  return kubernetes.has(path) ? 'kubernetes' : 'exclusive';
+  if (kubernetes.has(path)) return 'kubernetes';
+  return paired.has(path) ? 'paired' : 'exclusive';
+}
+
+/** What the file holds of the two heavy slots (`holdSlots`): none, one, or both. */
+export function slotsOf(relativePath: string): 'none' | 'paired' | 'exclusive' {
+  const path = relativePath.replaceAll('\\', '/');
+  if (shared.has(path)) return 'none';
+  return paired.has(path) ? 'paired' : 'exclusive';
 }
 
 /** Where a file starts among its lane's: a paired file by its place in `PAIRED_LANE`. */
