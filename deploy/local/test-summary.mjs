@@ -2,7 +2,7 @@
 // "N passed, N failed, N skipped". Exits non-zero when the report is missing, when a
 // test failed, or when no test ran at all (a run that tests nothing must not pass).
 // With a second argument, the integration files' lane times (test/src/infra/lane-setup.ts):
-// before that line, the heavy files' total run time and the slowest of them, where a run's time goes.
+// before that line, the heavy files' total run time and the slowest of them (where time goes).
 import { existsSync, readFileSync } from 'node:fs';
 
 const path = process.argv[2];
@@ -25,12 +25,12 @@ if (lanes !== undefined && existsSync(lanes)) {
     .filter((line) => line !== '')
     .map((line) => line.split('\t'))
     .map(([lane, waited, ran, file]) => ({ lane, waited: Number(waited), ran: Number(ran), file }));
-  const exclusive = rows.filter((row) => row.lane !== 'shared').sort((a, b) => b.ran - a.ran);
-  const total = exclusive.reduce((sum, row) => sum + row.ran, 0);
+  const heavy = rows.filter((row) => row.lane !== 'shared').sort((a, b) => b.ran - a.ran);
+  const total = heavy.reduce((sum, row) => sum + row.ran, 0);
   console.log(
-    `heavy integration files (paired or exclusive lane): ${exclusive.length}, ${total.toFixed(0)} s of run time; the slowest:`,
+    `heavy integration files (paired or exclusive lane): ${heavy.length}, ${total.toFixed(0)} s of run time; the slowest:`,
   );
-  for (const row of exclusive.slice(0, 12))
+  for (const row of heavy.slice(0, 12))
     console.log(`  ${row.ran.toFixed(0).padStart(5)} s  ${row.file}`);
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);

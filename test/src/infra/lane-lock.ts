@@ -72,7 +72,8 @@ export async function holdSlots(dir: string, kind: 'paired' | 'exclusive'): Prom
   const slots: HeldLock[] = [];
   try {
     if (kind === 'exclusive') {
-      slots.push(await holdLock(a), await holdLock(b));
+      slots.push(await holdLock(a));
+      slots.push(await holdLock(b));
     } else {
       // Whichever slot frees first (its holder ends without the gate): a poll, as flock(1)
       // waits for one file only.

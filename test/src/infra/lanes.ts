@@ -6,13 +6,13 @@
  * - a **paired** file holds one slot for its whole run: two of them run at once;
  * - every other file is **exclusive**: it holds both slots, so it runs alone (beside shared
  *   files only), with its Spark runs and its timings undisturbed by a second heavy file;
- * - the **kubernetes** files are exclusive ones that run last (below).
+ * - the files that use Kubernetes run last, paired or exclusive (`KUBERNETES_FILES`).
  *
- * A shared-lane file starts no Spark (no JVM of any kind), uses no Kubernetes (the
- * control plane starts only for the Kubernetes files, last), never stops or restarts a shared service
+ * A shared-lane file starts no Spark (no JVM of any kind), uses no Kubernetes (the control
+ * plane starts only for the Kubernetes files, last), never stops or restarts a shared service
  * (Redis, Kafka, the catalogs, S3), and keeps to names of its own (`testNames()`, suffixed
  * topics, catalogs and keys). `lanes.test.ts` checks the first three on each file's text.
- * The lane saves the time of these files (~3 min of ~55) beside the long exclusive ones.
+ * The lane runs these files (~4 min) beside the first heavy one.
  */
 export const SHARED_LANE: readonly string[] = [
   'packages/iceberg/src/catalog/response-limit.int.test.ts',
@@ -47,8 +47,8 @@ export const SHARED_LANE: readonly string[] = [
  * restarts or reconfigures a shared service (nor the Kubernetes control plane), kills no process
  * but its own, keeps to names and namespaces of its own (or only reads what no file writes), and
  * asserts nothing a second Spark run beside it would change (no CPU or wall-time bound, no
- * machine-wide count). About a third of two cores sat idle while these ran one at a
- * time (their Spark runs wait on start-up, idle bounds and polls), which a second one fills.
+ * machine-wide count). About a third of two cores sat idle while these ran one at a time
+ * (their Spark runs wait on start-up, idle bounds and polls), which a second one fills.
  * Reviewed file by file (docs/decisions/0055-paired-integration-lane.md). Listed longest first,
  * as a rehearsal measured them (`integration-lanes.tsv`): the order they start in, so that the
  * last ones to run are short and no slot idles while a long file ends alone.
@@ -99,8 +99,8 @@ export const PAIRED_LANE: readonly string[] = [
  * one as it is) once it holds its slots, and they run last — those listed in `PAIRED_LANE` two
  * at a time (each in namespaces of its own; the provisioner deletes only the namespaces of its
  * own installation), `kube-quota.int.test.ts` alone (it starts a second API server on the
- * cluster's etcd). On a fresh machine the control plane's Go build (~30 min
- * on two cores), which `./dev test` starts first of all, goes on while every other file runs.
+ * cluster's etcd). On a fresh machine the control plane's Go build (~30 min on two cores),
+ * which `./dev test` starts first of all, goes on while every other file runs.
  * `lanes.test.ts` checks that this is exactly the files whose text uses Kubernetes.
  */
 export const KUBERNETES_FILES: readonly string[] = [
@@ -117,7 +117,7 @@ export const KUBERNETES_FILES: readonly string[] = [
   'test/src/k8s-real/control-plane.int.test.ts',
 ];
 
-/** The lane of an integration file: `kubernetes` files are exclusive ones that run last. */
+/** When an integration file starts: `kubernetes` files (paired or exclusive) run last. */
 export type Lane = 'shared' | 'paired' | 'exclusive' | 'kubernetes';
 
 const shared = new Set(SHARED_LANE);
@@ -153,10 +153,10 @@ export function laneRank(relativePath: string): number {
  * first paired file, then every shared-lane file (run by the other worker meanwhile), then the
  * other paired files (two at a time), the exclusive files, and the Kubernetes ones last; within
  * a lane by `rank` (the paired files: their place in `PAIRED_LANE`), else in the order given
- * (Vitest's: longest first by the last run's timings, else largest first). Started later, the shared
- * files would only queue behind the heavy ones; a paired file between two exclusive ones would
- * run alone; started earlier, a Kubernetes file could wait for the build. With no paired file,
- * the first exclusive one (else the first Kubernetes one) starts first.
+ * (Vitest's: longest first by the last run's timings, else largest first). Started later, the
+ * shared files would only queue behind the heavy ones; a paired file between two exclusive ones
+ * would run alone; started earlier, a Kubernetes file could wait for the build. With no paired
+ * file, the first exclusive one (else the first Kubernetes one) starts first.
  */
 export function laneOrder<T>(
   files: readonly T[],
