@@ -123,13 +123,17 @@ export type Lane = 'shared' | 'paired' | 'exclusive' | 'kubernetes';
 const shared = new Set(SHARED_LANE);
 const paired = new Set(PAIRED_LANE);
 const kubernetes = new Set(KUBERNETES_FILES);
+const pairedRank = new Map(PAIRED_LANE.map((file, at) => [file, at]));
+
+/** A path from the repository root with either separator, as the lists spell it. */
+const listed = (relativePath: string): string => relativePath.replaceAll('\\', '/');
 
 /**
  * The lane of the file at `relativePath` (from the repository root, either separator), which
  * says when it starts: a file that uses Kubernetes is in the `kubernetes` lane, paired or not.
  */
 export function laneOf(relativePath: string): Lane {
-  const path = relativePath.replaceAll('\\', '/');
+  const path = listed(relativePath);
   if (shared.has(path)) return 'shared';
   if (kubernetes.has(path)) return 'kubernetes';
   return paired.has(path) ? 'paired' : 'exclusive';
@@ -137,15 +141,14 @@ export function laneOf(relativePath: string): Lane {
 
 /** What the file holds of the two heavy slots (`holdSlots`): none, one, or both. */
 export function slotsOf(relativePath: string): 'none' | 'paired' | 'exclusive' {
-  const path = relativePath.replaceAll('\\', '/');
+  const path = listed(relativePath);
   if (shared.has(path)) return 'none';
   return paired.has(path) ? 'paired' : 'exclusive';
 }
 
 /** Where a file starts among its lane's: a paired file by its place in `PAIRED_LANE`. */
 export function laneRank(relativePath: string): number {
-  const at = PAIRED_LANE.indexOf(relativePath.replaceAll('\\', '/'));
-  return at === -1 ? Number.POSITIVE_INFINITY : at;
+  return pairedRank.get(listed(relativePath)) ?? Number.POSITIVE_INFINITY;
 }
 
 /**
