@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
@@ -127,4 +127,13 @@ describe('holdSlots', () => {
     await held.release();
     await (await later.holding).release();
   }, 15_000);
+
+  it('lets the first slot go when an exclusive holder cannot take the second', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    // A lock file flock(1) cannot open: a link into a directory that does not exist.
+    symlinkSync(join(dir, 'missing', 'slot-b'), join(dir, 'integration-lane-slot-b.lock'));
+    await expect(holdSlots(dir, 'exclusive')).rejects.toThrow(/before it held the lock/);
+    expect(free(join(dir, 'integration-lane-slot-a.lock'))).toBe(true);
+    expect(free(join(dir, 'integration-lane-gate.lock'))).toBe(true);
+  });
 });
