@@ -72,6 +72,30 @@ describe('packed partitions (the stored form of a state partition list)', () => 
     );
   });
 
+  it("gives back the scanner's partitions member for member, in order, absent members absent", () => {
+    // In the scanner's order (compute-table-state.ts), every member: the rows unpacked whole.
+    const scanned = (d: string, known = true): PartitionState => ({
+      specId: 1,
+      partition: { region: 'eu', ts_day: d },
+      dataFiles: 12,
+      smallFiles: 8,
+      deleteFiles: 1,
+      bytes: 2048,
+      smallFileBytes: 1024,
+      deleteFileBytes: 16,
+      // Absent when the partition's last snapshot was expired.
+      ...(known ? { lastSequenceNumber: '7', lastChangedAt: '2026-01-09T10:00:00.000Z' } : {}),
+    });
+    const partitions = [scanned('2026-01-09'), scanned('2026-01-08', false), scanned('2026-01-07')];
+    const packed = packPartitions(partitions)!;
+    expect(packed.keys).toEqual(Object.keys(partitions[0]!));
+    const back = unpackPartitions(JSON.parse(JSON.stringify(packed)) as typeof packed);
+    expect(back).toEqual(partitions);
+    expect(back.map((p) => Object.keys(p))).toEqual(partitions.map((p) => Object.keys(p)));
+    expect(back[1]).not.toHaveProperty('lastSequenceNumber');
+    expect(back[1]).not.toHaveProperty('lastChangedAt');
+  });
+
   it('refuses a top-level null (a row could not tell it from an absent key)', () => {
     const odd = { ...day('2026-01-09'), lastChangedAt: null } as unknown as PartitionState;
     expect(packPartitions([day('2026-01-08'), odd])).toBeUndefined();

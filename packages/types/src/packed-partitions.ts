@@ -51,11 +51,62 @@ export function packPartitions(
   return { keys, rows };
 }
 
+/**
+ * The keys the scanner packs, in its order: every `PartitionState` member, in the schema's
+ * order. A list packed with exactly these is unpacked by {@link unpackFullRow}.
+ */
+const SCANNER_KEYS = [
+  'specId',
+  'partition',
+  'dataFiles',
+  'smallFiles',
+  'deleteFiles',
+  'bytes',
+  'smallFileBytes',
+  'deleteFileBytes',
+  'lastSequenceNumber',
+  'lastChangedAt',
+] as const satisfies readonly (keyof PartitionState)[];
+
+function scannerKeys(keys: readonly string[]): boolean {
+  if (keys.length !== SCANNER_KEYS.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== SCANNER_KEYS[i]) return false;
+  return true;
+}
+
+/**
+ * A row of {@link SCANNER_KEYS} with a value for each as one object literal: ~5× as fast as a
+ * store per key (16 µs → 4 µs for 100 partitions, a share of every state the planner reads;
+ * issue 17). Undefined when a value is null or missing: that row is unpacked key by key (an
+ * absent member must stay absent, not become a member holding `undefined`).
+ */
+function unpackFullRow(row: readonly unknown[]): PartitionState | undefined {
+  for (let i = 0; i < SCANNER_KEYS.length; i++) if (row[i] === null || row[i] === undefined) return;
+  return {
+    specId: row[0],
+    partition: row[1],
+    dataFiles: row[2],
+    smallFiles: row[3],
+    deleteFiles: row[4],
+    bytes: row[5],
+    smallFileBytes: row[6],
+    deleteFileBytes: row[7],
+    lastSequenceNumber: row[8],
+    lastChangedAt: row[9],
+  } as PartitionState;
+}
+
 /** The partition list {@link packPartitions} packed (not validated: a stored or checked list). */
 export function unpackPartitions(packed: PackedPartitions): PartitionState[] {
   const { keys, rows } = packed;
   const out: PartitionState[] = [];
+  const full = scannerKeys(keys);
   for (const row of rows) {
+    const whole = full ? unpackFullRow(row) : undefined;
+    if (whole !== undefined) {
+      out.push(whole);
+      continue;
+    }
     const p: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) {
       const value = row[i];
