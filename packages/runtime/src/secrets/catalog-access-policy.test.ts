@@ -55,10 +55,25 @@ describe('addressProblem / hostProblem', () => {
   it('judges bracketed IPv6 literals as URLs give them', () => {
     expect(addressProblem('[fe80::1]')).toMatch(/link-local/);
   });
+
+  it('refuses IPv4-mapped addresses in the hex form a URL normalises them to', () => {
+    // new URL('http://[::ffff:169.254.169.254]/').hostname is '[::ffff:a9fe:a9fe]'.
+    for (const host of ['[::ffff:169.254.169.254]', '[0:0:0:0:0:ffff:a9fe:a9fe]']) {
+      expect(hostProblem(new URL(`http://${host}/`).hostname)).toMatch(/link-local/);
+    }
+    expect(hostProblem(new URL('http://[::ffff:100.100.100.200]/').hostname)).toMatch(/metadata/);
+    expect(hostProblem('::ffff:a9fe:a9fe')).toMatch(/link-local/);
+    expect(hostProblem('::ffff:7f00:1')).toBeUndefined();
+  });
 });
 
 describe('catalogAccessProblems', () => {
   const base = { name: 'lake', type: 'rest', uri: 'https://catalog.example.com' };
+
+  it('refuses a catalog uri on an IPv4-mapped link-local address', () => {
+    const catalog = parseCatalog({ ...base, uri: 'http://[::ffff:169.254.169.254]/' });
+    expect(catalogAccessProblems(catalog, policy).map((p) => p.path)).toEqual(['uri']);
+  });
 
   it('names each refused field', () => {
     const catalog = parseCatalog({

@@ -76,6 +76,27 @@ function ipv4Parts(address: string): number[] | undefined {
     : undefined;
 }
 
+/**
+ * The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), in any spelling:
+ * dotted, or the hex form URLs normalise it to (`new URL('http://[::ffff:169.254.169.254]')`
+ * has the host `[::ffff:a9fe:a9fe]`). Undefined for any other address.
+ */
+function ipv4Mapped(ipv6: string): string | undefined {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ipv6);
+  if (dotted?.[1] !== undefined) return dotted[1];
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${ipv6}]/`).hostname;
+  } catch {
+    return undefined;
+  }
+  const hex = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(canonical);
+  if (hex?.[1] === undefined || hex[2] === undefined) return undefined;
+  const high = Number.parseInt(hex[1], 16);
+  const low = Number.parseInt(hex[2], 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
 /** Why an IP address may not be called (link-local, cloud metadata); undefined when it may. */
 export function addressProblem(address: string): string | undefined {
   const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
@@ -87,8 +108,8 @@ export function addressProblem(address: string): string | undefined {
     return undefined;
   }
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
-    if (mapped?.[1] !== undefined) return addressProblem(mapped[1]);
+    const mapped = ipv4Mapped(bare);
+    if (mapped !== undefined) return addressProblem(mapped);
     const first = Number.parseInt(bare.split(':')[0] || '0', 16);
     if ((first & 0xffc0) === 0xfe80) return `${bare} is a link-local address (fe80::/10)`;
     if (/^fd00:ec2:(0*:)*:?0*254$/.test(bare) || bare === 'fd00:ec2::254')
