@@ -26,6 +26,22 @@ describe('serviceAcls', () => {
     ]);
   });
 
+  it('lets each service read every topic it consumes', () => {
+    const readers = (topic: string) =>
+      rules
+        .filter((r) => r.resourceType === 'TOPIC' && r.name === topic && r.operation === 'READ')
+        .map((r) => r.principal)
+        .sort();
+    // The planner reads each catalog's policy from its definition (services/planner/src/main.ts).
+    expect(readers(Topics.catalogs)).toEqual([
+      'User:icepack-dispatcher',
+      'User:icepack-metadata-scanner',
+      'User:icepack-planner',
+    ]);
+    expect(readers(Topics.tableState)).toEqual(['User:icepack-planner']);
+    expect(readers(Topics.taskEvents)).toEqual(['User:icepack-planner']);
+  });
+
   it('grants only ALLOW rules on literal topics and on each consumer role’s group prefix', () => {
     expect(rules.filter((r) => r.resourceType === 'GROUP')).toEqual([
       expect.objectContaining({
@@ -56,12 +72,17 @@ describe('serviceAcls', () => {
   it('follows renamed topics and covers only the roles given', () => {
     const renamed = serviceAcls({
       users: { planner: 'p' },
-      topics: { tableState: 't1.state', taskEvents: 't1.events', dlq: 't1.dlq' },
+      topics: {
+        tableState: 't1.state',
+        taskEvents: 't1.events',
+        dlq: 't1.dlq',
+        catalogs: 't1.catalogs',
+      },
       groupPrefixes: { planner: 't1-planner' },
     });
     expect(new Set(renamed.map((r) => r.principal))).toEqual(new Set(['User:p']));
     expect(new Set(renamed.map((r) => r.name))).toEqual(
-      new Set(['t1.state', 't1.events', 't1.dlq', 't1-planner']),
+      new Set(['t1.state', 't1.events', 't1.dlq', 't1.catalogs', 't1-planner']),
     );
   });
 

@@ -35,7 +35,12 @@ export const ROLE_GRANTS: Readonly<Record<KafkaPrincipalRole, RoleGrants>> = {
     read: ['commits', 'scanRequests', 'catalogs', 'bindings'],
     groups: true,
   },
-  planner: { write: ['taskEvents', 'dlq'], read: ['tableState', 'taskEvents'], groups: true },
+  // catalogs: each catalog's maintenance policy, from its definition (ADR 0018).
+  planner: {
+    write: ['taskEvents', 'dlq'],
+    read: ['tableState', 'taskEvents', 'catalogs'],
+    groups: true,
+  },
   dispatcher: {
     write: ['taskEvents', 'scanRequests', 'dlq'],
     read: ['catalogs', 'bindings'],
