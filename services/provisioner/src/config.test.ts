@@ -31,4 +31,18 @@ describe('provisioner config', () => {
       loadConfig(configSchema, { ...required, ICEPACK_INSTALLATION_ID: 'prod cluster' }),
     ).toThrow(/ICEPACK_INSTALLATION_ID: expected letters, digits and - _ \. \/ inside/);
   });
+
+  it('refuses a local capacity with only one of cpu and memory, naming the one given', () => {
+    const local = { ...required, ICEPACK_PROVISIONER_MODE: 'local' };
+    expect(() => loadConfig(configSchema, { ...local, ICEPACK_LOCAL_CPU: '4' })).toThrow(
+      /ICEPACK_LOCAL_CPU: needs ICEPACK_LOCAL_MEMORY as well/,
+    );
+    expect(() => loadConfig(configSchema, { ...local, ICEPACK_LOCAL_MEMORY: '8Gi' })).toThrow(
+      /ICEPACK_LOCAL_MEMORY: needs ICEPACK_LOCAL_CPU as well/,
+    );
+    expect(
+      loadConfig(configSchema, { ...local, ICEPACK_LOCAL_CPU: '4', ICEPACK_LOCAL_MEMORY: '8Gi' })
+        .ICEPACK_LOCAL_CPU,
+    ).toBe('4');
+  });
 });

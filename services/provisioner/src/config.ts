@@ -57,6 +57,15 @@ export const configSchema = baseConfigSchema('provisioner')
         path: ['ICEPACK_INSTALLATION_ID'],
         message: 'required in kubernetes mode',
       });
+    // A capacity of one machine needs both figures; one alone would be silently ignored.
+    const cpu = config.ICEPACK_LOCAL_CPU !== undefined;
+    const memory = config.ICEPACK_LOCAL_MEMORY !== undefined;
+    if (cpu !== memory)
+      ctx.addIssue({
+        code: 'custom',
+        path: [cpu ? 'ICEPACK_LOCAL_CPU' : 'ICEPACK_LOCAL_MEMORY'],
+        message: `needs ${cpu ? 'ICEPACK_LOCAL_MEMORY' : 'ICEPACK_LOCAL_CPU'} as well (both or neither)`,
+      });
   });
 
 export type Config = z.output<typeof configSchema>;
