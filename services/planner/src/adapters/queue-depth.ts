@@ -16,9 +16,15 @@ export interface QueueDepthOptions {
 
 /** The `state` label: what BullMQ keeps, folded into what an operator asks about. */
 export const QueueState = {
-  /** Waiting for a slot, in priority order (BullMQ `prioritized` and `wait`). */
+  /**
+   * Waiting for a slot, or for quota (ADR 0053: it keeps its place), in priority order
+   * (BullMQ `prioritized` and `wait`).
+   */
   waiting: 'waiting',
-  /** Put back for a while: waiting for quota or a retry backoff (BullMQ `delayed`). */
+  /**
+   * Put back for a while: a large task waiting for a large-task slot, or a retry backoff
+   * (BullMQ `delayed`).
+   */
   delayed: 'delayed',
   /** Taken by a dispatcher: running, or being checked against the quota. */
   active: 'active',
@@ -51,11 +57,12 @@ const INSTRUMENTS = {
 /**
  * `icepack.planner.queue.tasks{catalog, state}`: tasks in each catalog's queue, and
  * `icepack.planner.oldest_task.age.seconds{catalog}`: how long its oldest waiting task
- * (prioritized, wait, paused, or delayed for quota or a retry backoff; not running) has
- * waited since it was created. Measured on an interval — two small Lua scripts per catalog,
- * sent together — and the gauges report the last measurement, so scrapes cost nothing and
- * hundreds of catalogs stay cheap. While Redis cannot be reached the last figures stay (the
- * SDK keeps a series' last value anyway); the planner's `/readyz` names `redis` meanwhile.
+ * (prioritized, wait, paused, or delayed for a large-task slot or a retry backoff; not
+ * running) has waited since it was created. Measured on an interval — two small Lua scripts
+ * per catalog, sent together — and the gauges report the last measurement, so scrapes cost
+ * nothing and hundreds of catalogs stay cheap. While Redis cannot be reached the last figures
+ * stay (the SDK keeps a series' last value anyway); the planner's `/readyz` names `redis`
+ * meanwhile.
  */
 export class QueueDepth {
   readonly #o: Required<QueueDepthOptions>;

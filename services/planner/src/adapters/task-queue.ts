@@ -379,8 +379,8 @@ export class TaskQueue {
 
   /**
    * The `createdAt` (ms) of the catalog's oldest task that waits — prioritized, delayed
-   * (for quota or a retry backoff), wait or paused; not one that runs. Null when none
-   * waits; undefined when this measurement could not tell (a backlog of finished tasks'
+   * (for a large-task slot or a retry backoff), wait or paused; not one that runs. Null when
+   * none waits; undefined when this measurement could not tell (a backlog of finished tasks'
    * entries was being dropped). A few Redis commands, whatever the queue's length.
    */
   async oldestWaiting(catalog: string, now: Date): Promise<number | null | undefined> {

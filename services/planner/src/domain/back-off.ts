@@ -12,7 +12,7 @@ export interface FailureStreak {
   readonly count: number;
   /** When the last of them failed (ISO-8601). */
   readonly lastFailedAt: string;
-  /** The last failure's error kind (`commit-conflict`, `oom`, …), when the event had one. */
+  /** The last failure's error kind (`commit-conflict`, `out-of-memory`, …), if it had one. */
   readonly kind?: string;
 }
 
