@@ -43,6 +43,14 @@ export const bindingSchema = z.object({
 });
 export type Binding = z.output<typeof bindingSchema>;
 
+/**
+ * `bindingSchema` as `BindingUpdated` on `icepack.bindings` carries it: unknown keys in `spark`
+ * are ignored too, as at the top (docs/messages.md, "Versioning"), so a Spark setting a newer
+ * provisioner adds does not dead-letter the binding, and unbind the catalog, on an older
+ * consumer.
+ */
+export const publishedBindingSchema = bindingSchema.extend({ spark: sparkSettingsSchema.strip() });
+
 /** Validates a binding; throws `ValidationError` naming the field. */
 export function parseBinding(value: unknown): Binding {
   return parseWith(bindingSchema, value, 'binding');

@@ -164,4 +164,41 @@ describe('parseCatalog', () => {
     const parsed = parseEnvelope({ ...envelope, payload: { ...envelope.payload, addedLater: 1 } });
     expect(parsed.payload).toEqual(parseCatalog(base));
   });
+
+  // docs/messages.md, "Versioning": a field a newer provisioner adds must not dead-letter the
+  // catalog on an older consumer, nested or not; the API body stays strict.
+  it('is read from CatalogDefined with unknown fields in auth and policy ignored', () => {
+    const catalog = parseCatalog({
+      ...base,
+      auth: { type: 'oauth2', clientSecret: { env: 'ICEPACK_SECRET_PROD' } },
+      policy: { settings: { 'icepack.snapshot-threshold': '40' } },
+    });
+    const envelope = createEnvelope(MessageType.CatalogDefined, 'prod', catalog);
+    const parsed = parseEnvelope({
+      ...envelope,
+      payload: {
+        ...envelope.payload,
+        auth: { ...catalog.auth, audience: 'added-later' },
+        policy: { ...catalog.policy, tables: {} },
+      },
+    });
+    expect(parsed.payload).toEqual(catalog);
+    expect(() => parseCatalog({ ...base, auth: { type: 'none', audience: 'x' } })).toThrow(
+      /auth: Unrecognized key/,
+    );
+  });
+
+  it('refuses an unknown field in a published secret reference: it says where the secret is', () => {
+    const catalog = parseCatalog({
+      ...base,
+      auth: { type: 'bearer', token: { env: 'ICEPACK_SECRET_PROD' } },
+    });
+    const envelope = createEnvelope(MessageType.CatalogDefined, 'prod', catalog);
+    expect(() =>
+      parseEnvelope({
+        ...envelope,
+        payload: { ...envelope.payload, auth: { type: 'bearer', token: { env: 'X', vault: 'y' } } },
+      }),
+    ).toThrow(/payload\.auth\.token/);
+  });
 });

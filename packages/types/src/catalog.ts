@@ -54,6 +54,21 @@ export const catalogSchema = z.strictObject({
 });
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;
+
+const [noAuth, bearerAuth, oauth2Auth] = catalogAuthSchema.options;
+
+/**
+ * `catalogSchema` as `CatalogDefined` on `icepack.catalogs` carries it: unknown keys are
+ * ignored at every level (docs/messages.md, "Versioning"), so a field a newer provisioner adds
+ * does not dead-letter the catalog on an older consumer — except in a secret reference, whose
+ * shape says where the secret is. The API body and the declarative files stay strict.
+ */
+export const publishedCatalogSchema = catalogSchema.strip().extend({
+  auth: z
+    .discriminatedUnion('type', [noAuth.strip(), bearerAuth.strip(), oauth2Auth.strip()])
+    .default({ type: 'none' }),
+  policy: catalogPolicySchema.strip().optional(),
+});
 export type CatalogAuth = z.output<typeof catalogAuthSchema>;
 
 /** Validates a catalog definition (API body, declarative file); throws `ValidationError`. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { bindingSchema } from './binding.ts';
-import { catalogSchema } from './catalog.ts';
+import { publishedBindingSchema } from './binding.ts';
+import { publishedCatalogSchema } from './catalog.ts';
 import { commitEventSchema } from './commit-event.ts';
 import { dlqRecordSchema } from './dlq-record.ts';
 import { scanRequestSchema } from './scan-request.ts';
@@ -165,14 +165,14 @@ export const MessageTypes = {
     topic: Topics.catalogs,
     kind: 'event',
     // Published, so unknown keys are ignored (not rejected as in the API body).
-    payload: catalogSchema.strip(),
+    payload: publishedCatalogSchema,
   },
   BindingUpdated: {
     version: 1,
     accepts: [1],
     topic: Topics.bindings,
     kind: 'event',
-    payload: bindingSchema,
+    payload: publishedBindingSchema,
   },
   MessageDeadLettered: {
     version: 1,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bindingSchema, type Binding } from './binding.ts';
+import { MessageType } from './message-types.ts';
+import { createEnvelope, parseEnvelope } from './messages.ts';
 import {
   MAX_GROUP_NAME_LENGTH,
   namespaceForGroup,
@@ -90,6 +92,18 @@ describe('bindingSchema', () => {
     const older: Partial<Binding> = sampleBinding();
     delete older.smallSlots;
     expect(bindingSchema.parse(older).smallSlots).toBe(1);
+  });
+
+  // docs/messages.md, "Versioning": a Spark setting a newer provisioner adds must not
+  // dead-letter the binding (and so unbind the catalog) on an older consumer.
+  it('is read from BindingUpdated with unknown fields in spark ignored', () => {
+    const binding = sampleBinding();
+    const envelope = createEnvelope(MessageType.BindingUpdated, 'prod', binding);
+    const parsed = parseEnvelope({
+      ...envelope,
+      payload: { ...envelope.payload, spark: { ...binding.spark, addedLater: 1 } },
+    });
+    expect(parsed.payload).toEqual(binding);
   });
 
   it.each([
