@@ -3,7 +3,14 @@ import { sampleBinding, sampleMergeTask, type RunLocation, type TaskEvent } from
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LARGE_SLOTS_BUSY } from '../domain/lanes.ts';
 import { sizeJob } from '../domain/sizing.ts';
-import type { BatchOutcome, RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import type {
+  BatchOutcome,
+  BatchRunRequest,
+  BatchTask,
+  RunOutcome,
+  RunRequest,
+  SparkRunner,
+} from '../runners/spark-runner.ts';
 import { LaunchGate } from '../domain/launch-gate.ts';
 import { WaitKind } from '../domain/waits.ts';
 import { DispatchMetrics } from './dispatch-metrics.ts';
@@ -34,6 +41,21 @@ const request: RunRequest = {
   binding,
   size: sizeJob({ bytes: 1, files: 2, minInputFiles: 2, spark: binding.spark, room: {} }).size,
   catalog: { name: 'prod', uri: 'http://catalog' },
+  timeoutMs: 60_000,
+};
+
+/** A batch of two merges of other tables (the leader's task and a member's). */
+const second = sampleMergeTask({ id: 'merge/prod/db/other' });
+const batch: BatchRunRequest = {
+  batchRun: request.taskRun,
+  attempt: 1,
+  tasks: [
+    { taskRun: request.taskRun, task },
+    { taskRun: `${second.id}@1`, task: second },
+  ],
+  binding,
+  size: request.size,
+  catalog: request.catalog,
   timeoutMs: 60_000,
 };
 
@@ -173,7 +195,7 @@ describe('dispatcher metrics from runs', () => {
     for (const name of members) {
       const member = wrapped[name];
       expect(member, name).toBeTypeOf('function');
-      await (member as (...args: unknown[]) => unknown)(request);
+      await (member as (...args: unknown[]) => unknown)(name === 'runBatch' ? batch : request);
     }
     expect(inner.calls.sort()).toEqual([...members].sort());
     expect(wrapped.kind).toBe('every');
@@ -225,6 +247,71 @@ describe('dispatcher metrics from runs', () => {
     expect(await metrics.value('icepack.dispatcher.slots.in_use')).toBe(0);
     // Only the succeeded run counts as rewritten.
     expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
+  });
+
+  it('hold one slot while a batch goes on, then time and count each task it ended', async () => {
+    let end: (outcome: BatchOutcome) => void = () => {};
+    const runner: SparkRunner = {
+      ...heldRunner().runner,
+      runBatch: () => new Promise((resolve) => (end = resolve)),
+    };
+    const running = dispatch.runner(runner).runBatch!(batch);
+    expect(await metrics.value('icepack.dispatcher.slots.in_use', { catalog: 'prod' })).toBe(1);
+    end({
+      reattached: false,
+      ends: new Map([
+        [batch.tasks[0]!.taskRun, { ok: true, figures: { durationMs: 4_000 } }],
+        [
+          batch.tasks[1]!.taskRun,
+          { ok: false, error: { kind: 'io', message: 'x', retryable: true } },
+        ],
+      ]),
+    });
+    await running;
+    expect(await metrics.value('icepack.dispatcher.slots.in_use', { catalog: 'prod' })).toBe(0);
+    const timed = await metrics.total('icepack.dispatcher.task.duration.seconds', {
+      ...labels,
+      outcome: 'succeeded',
+    });
+    expect([timed.count, timed.sum]).toEqual([1, 4]);
+    // The failed task has no result to time; only the succeeded one rewrote.
+    expect((await metrics.total('icepack.dispatcher.task.duration.seconds')).count).toBe(1);
+    expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
+  });
+
+  it("count the tasks appended to a resident session, and a followed batch's as re-attached", async () => {
+    const appended = sampleMergeTask({ id: 'merge/prod/db/appended' });
+    const more: BatchTask = { taskRun: `${appended.id}@1`, task: appended };
+    const runner: SparkRunner = {
+      ...heldRunner().runner,
+      runBatch: async (request) => {
+        const added = await request.resident!.onPoll();
+        return {
+          reattached: false,
+          ends: new Map(added.map((t) => [t.taskRun, { ok: true as const, figures: {} }])),
+        };
+      },
+    };
+    const noEnd = () => Promise.resolve();
+    const resident = { idleSeconds: 60, maxTasks: 10, closeBy: 0, onEnd: noEnd };
+    await dispatch.runner(runner).runBatch!({
+      ...batch,
+      resident: { ...resident, onPoll: () => Promise.resolve([more]) },
+    });
+    expect(await metrics.value('icepack.dispatcher.rewritten.files', labels)).toBe(92);
+
+    const followed: SparkRunner = {
+      ...heldRunner().runner,
+      runBatch: (request) =>
+        Promise.resolve({
+          reattached: true,
+          ends: new Map(request.tasks.map((t) => [t.taskRun, { ok: true as const }])),
+        }),
+    };
+    await dispatch.runner(followed).runBatch!({ ...batch, tasks: [batch.tasks[1]!] });
+    expect(await metrics.value('icepack.dispatcher.runs.reattached', labels)).toBe(1);
+    expect((await metrics.total('icepack.dispatcher.task.duration.seconds')).count).toBe(0);
+    expect(await metrics.value('icepack.dispatcher.slots.in_use', { catalog: 'prod' })).toBe(0);
   });
 
   it("report a catalog's slots (both lanes) while its worker runs", async () => {

@@ -11,7 +11,14 @@ import type { Binding, HealthFigures, TableId, Task, TaskEvent } from '@icepack/
 import { concurrencyOf } from '../domain/lanes.ts';
 import type { LaunchGate } from '../domain/launch-gate.ts';
 import { WaitKind } from '../domain/waits.ts';
-import type { RunOutcome, RunRequest, SparkRunner } from '../runners/spark-runner.ts';
+import {
+  endFigures,
+  type BatchOutcome,
+  type BatchRunRequest,
+  type RunOutcome,
+  type RunRequest,
+  type SparkRunner,
+} from '../runners/spark-runner.ts';
 import type { CatalogWorker } from './binding-registry.ts';
 import type { DispatchSink } from './task-events.ts';
 
@@ -84,7 +91,8 @@ const INSTRUMENTS = {
   }),
   duration: histogram({
     name: 'icepack.dispatcher.task.duration.seconds',
-    description: 'Time from launching a run to its end (re-attached runs not included)',
+    description:
+      "Time from launching a run to its end; a batch's task: its own run time in the application (re-attached runs not included)",
     unit: 's',
     attributes: [...TASK, 'outcome'],
     buckets: DURATION_BUCKETS,
@@ -134,7 +142,8 @@ const INSTRUMENTS = {
   }),
   slotsInUse: upDownCounter({
     name: 'icepack.dispatcher.slots.in_use',
-    description: 'Runs this dispatcher follows now, per catalog (sum over replicas: slots in use)',
+    description:
+      'Runs and batches this dispatcher follows now, per catalog (sum over replicas: slots in use)',
     attributes: ['catalog'],
   }),
   launchesInFlight: gauge({
@@ -195,8 +204,8 @@ export class DispatchMetrics {
   }
 
   /**
-   * `runner`, timing each run, counting re-attached ones and the runs in flight. Every other
-   * member passes through unmeasured, bound to `inner`: a member left out here would be
+   * `runner`, timing each run and each task of a batch, counting re-attached ones and the runs
+   * in flight (a batch is one). Every other member passes through unmeasured, bound to `inner`: a member left out here would be
    * missing only where metrics are on (the service, not most tests) — batches would run every
    * task alone, resident sessions would never start, runs would lose their recorded location.
    */
@@ -206,8 +215,12 @@ export class DispatchMetrics {
       const member = inner[key]?.bind(inner);
       if (member !== undefined) Object.assign(passed, { [key]: member });
     }
+    const runBatch = inner.runBatch?.bind(inner);
     return {
       ...passed,
+      ...(runBatch === undefined
+        ? {}
+        : { runBatch: (request: BatchRunRequest) => this.#runBatch(runBatch, request) }),
       kind: inner.kind,
       isLaunched: (request) => inner.isLaunched(request),
       runName: (key) => inner.runName(key),
@@ -285,6 +298,63 @@ export class DispatchMetrics {
     this.#i.snapshotsExpired.add(change(before.snapshots, after.snapshots).removed, labels);
   }
 
+  /**
+   * A batch or resident session (or a job following one after a restart): one slot in use
+   * while it goes on — one application, held by the worker slot of the job that leads or
+   * follows it — and, for each task whose end it returns (those appended to a resident session
+   * too), a succeeded task's own run time from its result (a failed one's carries none), a
+   * re-attach, and what a succeeded one rewrote, as for a single run.
+   */
+  async #runBatch(
+    runBatch: NonNullable<SparkRunner['runBatch']>,
+    request: BatchRunRequest,
+  ): Promise<BatchOutcome> {
+    const tasks = new Map(request.tasks.map((t) => [t.taskRun, t.task]));
+    const { resident } = request;
+    const counted: BatchRunRequest =
+      resident === undefined
+        ? request
+        : {
+            ...request,
+            resident: {
+              ...resident,
+              onPoll: async () => {
+                const appended = await resident.onPoll();
+                for (const t of appended) tasks.set(t.taskRun, t.task);
+                return appended;
+              },
+            },
+          };
+    const inUse = { catalog: request.binding.catalog };
+    this.#i.slotsInUse.add(1, inUse);
+    try {
+      const outcome = await runBatch(counted);
+      for (const [taskRun, end] of outcome.ends) {
+        const task = tasks.get(taskRun);
+        if (task === undefined) continue;
+        const labels = taskLabels(task.table, task.type);
+        if (outcome.reattached) this.#i.reattached.add(1, labels);
+        else {
+          const ms = endFigures(end)?.durationMs;
+          if (ms !== undefined)
+            this.#i.duration.record(ms / 1000, {
+              ...labels,
+              outcome: end.ok ? FinishedOutcome.succeeded : FinishedOutcome.failed,
+            });
+        }
+        if (end.ok) this.#rewritten(task, labels);
+      }
+      return outcome;
+    } finally {
+      this.#i.slotsInUse.add(-1, inUse);
+    }
+  }
+
+  #rewritten(task: Task, labels: TaskLabels): void {
+    this.#i.rewrittenBytes.add(task.state.bytesToRewrite, labels);
+    this.#i.rewrittenFiles.add(task.state.filesToRewrite, labels);
+  }
+
   async #run(inner: SparkRunner, request: RunRequest): Promise<RunOutcome> {
     const { task } = request;
     const labels = taskLabels(task.table, task.type);
@@ -301,10 +371,7 @@ export class DispatchMetrics {
         const ended = outcome.ok ? FinishedOutcome.succeeded : FinishedOutcome.failed;
         this.#i.duration.record(seconds(), { ...labels, outcome: ended });
       }
-      if (outcome.ok) {
-        this.#i.rewrittenBytes.add(task.state.bytesToRewrite, labels);
-        this.#i.rewrittenFiles.add(task.state.filesToRewrite, labels);
-      }
+      if (outcome.ok) this.#rewritten(task, labels);
       return outcome;
     } catch (error) {
       this.#i.duration.record(seconds(), { ...labels, outcome: FinishedOutcome.failed });
