@@ -73,6 +73,9 @@ export class OAuth2TokenSource {
           accept: 'application/json',
         },
         body: form.toString(),
+        // A 307/308 would re-send the client secret to wherever the Location points, link-local
+        // and metadata addresses included: redirects are not followed.
+        redirect: 'manual',
         signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
       });
     } catch (error) {

@@ -395,6 +395,47 @@ describe('RestCatalog', () => {
     expect(error.message).toContain('getConfig');
   });
 
+  it('follows no redirect: neither a catalog call nor the token request reaches the Location', async () => {
+    // The catalog URI passed the link-local check; a Location (here another server standing in
+    // for 169.254.169.254) did not, so it must not be called, with or without the secret.
+    const reached: string[] = [];
+    const target = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        reached.push(`${req.method} ${req.url} ${body}`);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"AccessKeyId":"metadata-credential","overrides":{},"defaults":{}}');
+      });
+    });
+    await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+    const location = `http://127.0.0.1:${(target.address() as AddressInfo).port}/latest/meta-data`;
+    const redirecting = createServer((req, res) => {
+      req.resume();
+      res.writeHead(req.method === 'POST' ? 307 : 302, { location });
+      res.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    const uri = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+    try {
+      const plain = new RestCatalog({ name: 'lake', uri, retry: { maxAttempts: 1 } });
+      const error = await rejection(plain.config());
+      expect(error).toMatchObject({ kind: 'bad-response', context: { status: 302 } });
+      expect(error.message).toContain('redirect not followed');
+      const oauth = new RestCatalog({
+        name: 'lake',
+        uri: fake.uri,
+        auth: { type: 'oauth2', credential: 'icepack:s3cret', serverUri: `${uri}/oauth/token` },
+        retry: { maxAttempts: 1 },
+      });
+      expect((await rejection(oauth.config())).message).toContain('HTTP 307');
+      expect(reached).toEqual([]);
+    } finally {
+      redirecting.close();
+      target.close();
+    }
+  });
+
   it('a hung catalog is a timeout error', async () => {
     const hung = createServer(() => {
       /* never answers */

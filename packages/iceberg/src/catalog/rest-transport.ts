@@ -122,7 +122,11 @@ export class RestTransport {
   #statusError(request: RestRequest, response: RestResponse): IcebergError {
     const kind = kindForStatus(response.status);
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-    const detail = errorMessage(response.text);
+    // Redirects are not followed (see #once): say so rather than echo the body.
+    const detail =
+      response.status >= 300 && response.status < 400 && response.headers.has('location')
+        ? 'redirect not followed (a catalog must answer at its own URI)'
+        : errorMessage(response.text);
     return new IcebergError(
       kind,
       `HTTP ${response.status}${detail === undefined ? '' : `: ${detail}`}`,
@@ -157,6 +161,9 @@ export class RestTransport {
           ...(authorization === undefined ? {} : { authorization }),
           ...request.headers,
         },
+        // Never follow a redirect: the catalog URI was checked against link-local and
+        // metadata addresses, the Location it answers with was not.
+        redirect: 'manual',
         signal,
       });
       const text = await readBoundedText(response, this.#options.maxResponseBytes, request.call);
