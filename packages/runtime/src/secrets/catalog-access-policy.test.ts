@@ -92,6 +92,33 @@ describe('catalogAccessProblems', () => {
     ]);
   });
 
+  it('refuses the same addresses as properties, which the Spark job takes over the fields', () => {
+    // catalogSparkConf sets properties last: `oauth2-server-uri` replaces auth.serverUri in
+    // the job, `s3.endpoint` and `s3.signer.uri` are called with the job's credentials.
+    const catalog = parseCatalog({
+      ...base,
+      auth: {
+        type: 'oauth2',
+        serverUri: 'https://auth.example.com/token',
+        clientSecret: { secret: { name: 'lake', key: 'secret' } },
+      },
+      properties: {
+        'oauth2-server-uri': 'http://169.254.170.2/v2/credentials',
+        's3.endpoint': ' http://[::ffff:a9fe:a9fe]',
+        's3.signer.uri': 'http://metadata.google.internal/',
+        'client.region': 'eu-west-1',
+        's3.path-style-access': 'true',
+        'gcs.service.host': 'https://storage.example.com',
+      },
+    });
+    expect(catalogAccessProblems(catalog, policy).map((p) => p.path)).toEqual([
+      'properties.oauth2-server-uri',
+      'properties.s3.endpoint',
+      'properties.s3.signer.uri',
+    ]);
+    expect(catalogAccessProblems(catalog, { ...policy, allowLinkLocal: true })).toEqual([]);
+  });
+
   it('allows link-local addresses when configured, never other secret sources', () => {
     const catalog = parseCatalog({
       ...base,

@@ -129,7 +129,9 @@ export function hostProblem(host: string): string | undefined {
 function uriProblem(uri: string): string | undefined {
   let host: string;
   try {
-    host = new URL(uri).hostname;
+    const url = new URL(uri);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+    host = url.hostname;
   } catch {
     return undefined; // The schema reports malformed URLs.
   }
@@ -141,7 +143,9 @@ function uriProblem(uri: string): string | undefined {
 
 /**
  * Every part of a catalog definition the policy refuses: secret references from outside
- * the allowed sources, catalog and token-endpoint URIs on link-local or metadata addresses.
+ * the allowed sources, catalog and token-endpoint URIs on link-local or metadata addresses —
+ * also as properties, which the Spark job's catalog conf takes last (`oauth2-server-uri`,
+ * `s3.endpoint`, `s3.signer.uri`, …): every property whose value is an http(s) URL.
  */
 export function catalogAccessProblems(
   catalog: Catalog,
@@ -162,6 +166,10 @@ export function catalogAccessProblems(
     const uris: [string, string | undefined][] = [
       ['uri', catalog.uri],
       ['auth.serverUri', catalog.auth.type === 'oauth2' ? catalog.auth.serverUri : undefined],
+      ...Object.entries(catalog.properties).map(([key, value]): [string, string] => [
+        `properties.${key}`,
+        value.trim(),
+      ]),
     ];
     for (const [path, uri] of uris) {
       const message = uri === undefined ? undefined : uriProblem(uri);
