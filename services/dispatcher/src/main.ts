@@ -32,6 +32,7 @@ runService(
     const registry = new BindingRegistry({
       logger,
       sparkPolicy: sparkSettingsPolicy(config),
+      accessPolicy: catalogAccessPolicy(config),
       ...(config.ICEPACK_DISPATCHER_CATALOGS === undefined
         ? {}
         : { catalogs: config.ICEPACK_DISPATCHER_CATALOGS }),

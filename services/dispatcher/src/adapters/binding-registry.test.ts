@@ -60,6 +60,30 @@ describe('BindingRegistry', () => {
     expect(log).toEqual(['start prod slots=2', 'close prod', 'start prod slots=2']);
   });
 
+  it('starts no worker for a catalog on a metadata address or with a foreign secret source (a forged CatalogDefined)', async () => {
+    const { registry, log } = setup();
+    await registry.setBinding('prod', binding('prod'));
+    await registry.setCatalog('prod', catalog('prod'));
+    expect(log).toEqual(['start prod slots=2']);
+    // The scanner refuses these; the worker would launch jobs at them with the credential.
+    await registry.setCatalog('prod', { ...catalog('prod'), uri: 'http://169.254.169.254/' });
+    await registry.setCatalog('prod', {
+      ...catalog('prod'),
+      properties: { 'oauth2-server-uri': 'http://[::ffff:a9fe:a9fe]/token' },
+    });
+    await registry.setCatalog('prod', {
+      ...catalog('prod'),
+      auth: {
+        type: 'bearer',
+        token: { file: '/var/run/secrets/kubernetes.io/serviceaccount/token' },
+      },
+    });
+    expect(log).toEqual(['start prod slots=2', 'close prod']);
+    expect(registry.active).toEqual([]);
+    await registry.setCatalog('prod', catalog('prod'));
+    expect(log).toEqual(['start prod slots=2', 'close prod', 'start prod slots=2']);
+  });
+
   it('starts a worker once both the catalog and a ready binding are known', async () => {
     const { registry, log } = setup();
     await registry.setBinding('prod', binding('prod', { slots: 2 }));

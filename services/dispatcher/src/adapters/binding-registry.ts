@@ -1,5 +1,10 @@
-import type { Logger, SparkSettingsPolicy } from '@icepack/runtime';
-import { defaultSparkSettingsPolicy, sparkSettingsProblems } from '@icepack/runtime';
+import type { CatalogAccessPolicy, Logger, SparkSettingsPolicy } from '@icepack/runtime';
+import {
+  catalogAccessProblems,
+  defaultCatalogAccessPolicy,
+  defaultSparkSettingsPolicy,
+  sparkSettingsProblems,
+} from '@icepack/runtime';
 import type { Binding, Catalog } from '@icepack/types';
 
 /** What the registry starts per bound catalog (a `TaskWorker`). */
@@ -20,6 +25,12 @@ export interface BindingRegistryOptions {
    * `BindingUpdated`. Default the runtime's default policy.
    */
   readonly sparkPolicy?: SparkSettingsPolicy;
+  /**
+   * Catalog addresses and secret sources a catalog may use; a catalog with others gets no
+   * worker, so no job is launched at it with its credential. The provisioner refuses them at
+   * its API; this catches a forged `CatalogDefined`. Default the runtime's default policy.
+   */
+  readonly accessPolicy?: CatalogAccessPolicy;
 }
 
 interface Entry {
@@ -105,8 +116,22 @@ export class BindingRegistry {
         'binding refused: its Spark settings are not allowed; no tasks run for this catalog',
       );
     }
+    const catalogProblems =
+      catalog === undefined
+        ? []
+        : catalogAccessProblems(catalog, this.#o.accessPolicy ?? defaultCatalogAccessPolicy);
+    if (allowed && catalogProblems.length > 0) {
+      this.#o.logger.error(
+        { catalog: name, problems: catalogProblems.map((p) => `${p.path}: ${p.message}`) },
+        'catalog refused: its addresses or secret sources are not allowed; no tasks run for it',
+      );
+    }
     const wanted =
-      allowed && problems.length === 0 && binding?.state === 'ready' && catalog !== undefined
+      allowed &&
+      problems.length === 0 &&
+      catalogProblems.length === 0 &&
+      binding?.state === 'ready' &&
+      catalog !== undefined
         ? shapeOf(binding, catalog)
         : undefined;
     if (wanted === entry.shape) return;
