@@ -1,9 +1,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { localPath } from './local-file-io.ts';
-import { parseS3Location, s3OptionsFromProperties } from './s3-file-io.ts';
+import { LocalFileIO, localPath } from './local-file-io.ts';
+import { parseS3Location, S3FileIO, s3OptionsFromProperties } from './s3-file-io.ts';
 import { credentialFor } from './storage-credentials.ts';
 import { TableFileIO } from './table-file-io.ts';
 import { rejectedIcebergError as rejection } from '../testing/iceberg-error-of.ts';
@@ -62,6 +64,65 @@ describe('TableFileIO', () => {
     );
     expect(error.kind).toBe('unsupported');
     expect(error.message).toContain('"gs"');
+  });
+});
+
+describe("whole-file reads are bounded (a location is the catalog's word)", () => {
+  it('refuses an S3 object above the limit, announced or streamed without a length', async () => {
+    let sent = 0;
+    const server = createServer((req, res) => {
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      if (req.url?.includes('small') === true) {
+        res.end('manifest');
+        return;
+      }
+      if (req.url?.includes('announced') === true) {
+        res.writeHead(200, { 'content-length': String(1024 ** 3) });
+        res.write(chunk);
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }); // chunked, endless
+      const more = (): void => {
+        while (!res.destroyed && res.write(chunk)) sent += chunk.length;
+        if (!res.destroyed) res.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const io = new S3FileIO({
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      pathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxReadBytes: 1024 * 1024,
+    });
+    try {
+      for (const key of ['announced/snap.avro', 'endless/snap.avro']) {
+        const error = await rejection(io.read(`s3://bucket/${key}`));
+        expect(error).toMatchObject({
+          kind: 'corrupt-file',
+          context: { file: `s3://bucket/${key}` },
+        });
+        expect(error.message).toContain('limit of 1048576 bytes');
+      }
+      expect(sent).toBeLessThan(64 * 1024 * 1024);
+      expect(Buffer.from(await io.read('s3://bucket/small/snap.avro')).toString()).toBe('manifest');
+    } finally {
+      io.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('refuses a local file above the limit, and a device that never ends', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const path = join(dir, 'big.avro');
+    await writeFile(path, Buffer.alloc(4096));
+    const io = new LocalFileIO(1024);
+    for (const location of [`file:${path}`, 'file:/dev/zero']) {
+      const error = await rejection(io.read(location));
+      expect(error).toMatchObject({ kind: 'corrupt-file', context: { file: location } });
+    }
+    expect((await new LocalFileIO(4096).read(path)).byteLength).toBe(4096);
   });
 });
 

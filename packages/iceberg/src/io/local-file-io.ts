@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
-import type { FileIO } from './file-io.ts';
+import { fileTooLarge, MAX_FILE_READ_BYTES, type FileIO } from './file-io.ts';
 
 /**
  * `file:///a`, `file:/a` (Hadoop's spelling) and plain paths. The path is taken as written,
@@ -20,6 +20,13 @@ export function localPath(location: string): string {
 }
 
 export class LocalFileIO implements FileIO {
+  /** Largest file `read` returns ({@link MAX_FILE_READ_BYTES}); a larger one is `corrupt-file`. */
+  readonly #maxReadBytes: number;
+
+  constructor(maxReadBytes = MAX_FILE_READ_BYTES) {
+    this.#maxReadBytes = maxReadBytes;
+  }
+
   /**
    * Read whole and synchronously: what is read here are metadata files (manifest lists,
    * manifests) of local catalogs, a few KiB to a few MiB from the page cache. The promise
@@ -38,7 +45,14 @@ export class LocalFileIO implements FileIO {
       );
     }
     try {
-      return Promise.resolve(readFileSync(localPath(location)));
+      const path = localPath(location);
+      const stat = statSync(path);
+      // A device or FIFO (`/dev/zero`) has no size and never ends: refused like a large file.
+      const endless = !stat.isFile() && !stat.isDirectory();
+      if (endless || stat.size > this.#maxReadBytes) {
+        return Promise.reject(fileTooLarge(location, this.#maxReadBytes));
+      }
+      return Promise.resolve(readFileSync(path));
     } catch (error) {
       return Promise.reject(fsError(error, location));
     }

@@ -5,7 +5,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { IcebergError, IcebergErrorKind } from '../errors/iceberg-error.ts';
-import type { FileIO } from './file-io.ts';
+import { fileTooLarge, MAX_FILE_READ_BYTES, type FileIO } from './file-io.ts';
 
 /** Iceberg's S3FileIO property keys (as vended by catalogs in `config`/`storage-credentials`). */
 export const S3Properties = {
@@ -32,6 +32,8 @@ export interface S3FileIOOptions {
   readonly pathStyle?: boolean;
   /** Default: the SDK's default credential chain. */
   readonly credentials?: S3Credentials;
+  /** Largest object `read` returns ({@link MAX_FILE_READ_BYTES}); a larger one is `corrupt-file`. */
+  readonly maxReadBytes?: number;
 }
 
 /** S3 options from Iceberg properties (`s3.endpoint`, `s3.access-key-id` …). */
@@ -71,8 +73,10 @@ export class S3FileIO implements FileIO {
   /** Reads under way; a destroy waits for them (an evicted client may still be reading). */
   #inFlight = 0;
   #destroyed = false;
+  readonly #maxReadBytes: number;
 
   constructor(options: S3FileIOOptions = {}) {
+    this.#maxReadBytes = options.maxReadBytes ?? MAX_FILE_READ_BYTES;
     this.#client = new S3Client({
       region: options.region ?? 'us-east-1',
       forcePathStyle: options.pathStyle ?? false,
@@ -115,8 +119,26 @@ export class S3FileIO implements FileIO {
         signal === undefined ? {} : { abortSignal: signal },
       );
       if (result.Body === undefined) return new Uint8Array(0);
-      return await result.Body.transformToByteArray();
+      if (range !== undefined) return await result.Body.transformToByteArray();
+      // Whole objects are read up to the limit: announced or found while reading.
+      const body = result.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+      if ((result.ContentLength ?? 0) > this.#maxReadBytes) {
+        body.destroy?.();
+        throw fileTooLarge(location, this.#maxReadBytes);
+      }
+      const chunks: Uint8Array[] = [];
+      let total = 0;
+      for await (const chunk of body) {
+        total += chunk.byteLength;
+        if (total > this.#maxReadBytes) {
+          body.destroy?.();
+          throw fileTooLarge(location, this.#maxReadBytes);
+        }
+        chunks.push(chunk);
+      }
+      return Buffer.concat(chunks, total);
     } catch (error) {
+      if (error instanceof IcebergError) throw error;
       throw s3Error(error, location);
     } finally {
       this.#inFlight--;
