@@ -112,10 +112,30 @@ describe('catalogSchema', () => {
     [{ ...base, type: 'hive' }, 'type', /.+/],
     [{ ...base, uri: 'ftp://catalog' }, 'uri', /http/],
     [{ ...base, uri: 'not a url' }, 'uri', /http/],
+    // Published on icepack.catalogs, logged, passed as --catalog-uri: no credentials in URLs.
+    [{ ...base, uri: 'https://icepack:hunter2@catalog.example.com/' }, 'uri', /credentials/],
+    [
+      {
+        ...base,
+        auth: {
+          type: 'oauth2',
+          serverUri: 'https://icepack:hunter2@auth.example.com/token',
+          clientSecret: { env: 'ICEPACK_SECRET_X' },
+        },
+      },
+      'auth.serverUri',
+      /credentials/,
+    ],
+    [
+      { ...base, properties: { 's3.endpoint': 'http://minio:hunter2@minio:9000' } },
+      'properties["s3.endpoint"]',
+      /credentials/,
+    ],
   ])('rejects %j at %s', (value, path, message) => {
     const found = issue(value);
     expect(found?.path).toBe(path);
     expect(found?.message).toMatch(message);
+    expect(found?.message).not.toContain('hunter2');
   });
 });
 

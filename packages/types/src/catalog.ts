@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { parseWith } from './validation-error.ts';
 import { dnsLabel, stringMap } from './primitives.ts';
-import { rejectInlineSecrets, secretRefSchema } from './secret-ref.ts';
+import {
+  hasUrlCredentials,
+  rejectInlineSecrets,
+  secretRefSchema,
+  URL_CREDENTIALS_MESSAGE,
+} from './secret-ref.ts';
+
+/** An http(s) URL without `user:password@`: catalog definitions are published and logged. */
+const httpUrl = (error?: string) =>
+  z
+    .url({ protocol: /^https?$/, ...(error === undefined ? {} : { error }) })
+    .refine((url) => !hasUrlCredentials(url), URL_CREDENTIALS_MESSAGE);
 
 export const CatalogAuthType = { none: 'none', bearer: 'bearer', oauth2: 'oauth2' } as const;
 export type CatalogAuthType = (typeof CatalogAuthType)[keyof typeof CatalogAuthType];
@@ -12,7 +23,7 @@ export const catalogAuthSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal(CatalogAuthType.oauth2),
     /** Token endpoint (`oauth2-server-uri`); default: the catalog's own. */
-    serverUri: z.url({ protocol: /^https?$/ }).optional(),
+    serverUri: httpUrl().optional(),
     clientId: z.string().min(1).optional(),
     clientSecret: secretRefSchema,
     /** Default `catalog`. */
@@ -34,7 +45,7 @@ export const catalogSchema = z.strictObject({
   /** Used in queue names, namespaces and keys. */
   name: dnsLabel(63),
   type: z.literal('rest'),
-  uri: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+  uri: httpUrl('expected an http(s) URL'),
   warehouse: z.string().min(1).optional(),
   auth: catalogAuthSchema.default({ type: 'none' }),
   /**

@@ -81,15 +81,30 @@ export function looksLikeSecretKey(key: string): boolean {
   return SECRET_PROPERTY_KEY.test(key);
 }
 
+/** True for a URL with a user or password in it (`https://user:pass@host/`). */
+export function hasUrlCredentials(value: string): boolean {
+  try {
+    const url = new URL(value.trim());
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** The message for a URL that carries credentials; never echoes the value. */
+export const URL_CREDENTIALS_MESSAGE = `holds credentials in the URL (user:password@); ${HOW_TO_REFERENCE}`;
+
 /** Refinement for a string map that must not hold secrets (catalog properties, Spark conf). */
 export function rejectInlineSecrets(map: Record<string, string>, ctx: z.RefinementCtx): void {
-  for (const key of Object.keys(map)) {
+  for (const [key, value] of Object.entries(map)) {
     if (looksLikeSecretKey(key)) {
       ctx.addIssue({
         code: 'custom',
         path: [key],
         message: `looks like a secret; put it in the catalog's auth as a reference (${HOW_TO_REFERENCE})`,
       });
+    } else if (hasUrlCredentials(value)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: URL_CREDENTIALS_MESSAGE });
     }
   }
 }
