@@ -38,6 +38,11 @@ describe('addressProblem / hostProblem', () => {
     ['fe80::1', /link-local/],
     ['febf::1', /link-local/],
     ['fd00:ec2::254', /metadata/],
+    ['fd00:ec2:0:0:0:0:0:254', /metadata/],
+    // EKS Pod Identity's credential endpoint and GCE's IPv6 metadata server.
+    ['fd00:ec2::23', /metadata/],
+    ['[fd20:ce::254]', /metadata/],
+    ['fd20:ce:0::254', /metadata/],
     ['::ffff:169.254.169.254', /link-local/],
     ['metadata.google.internal', /metadata host/],
     ['METADATA.GOOGLE.INTERNAL.', /metadata host/],

@@ -69,6 +69,18 @@ const METADATA_HOSTS = new Set([
   'metadata.azure.internal',
 ]);
 
+// IPv6 metadata and credential endpoints, canonical: AWS IMDS, AWS EKS Pod Identity, GCE.
+const METADATA_IPV6 = new Set(['fd00:ec2::254', 'fd00:ec2::23', 'fd20:ce::254']);
+
+/** An IPv6 address as URLs write it (`fd00:ec2:0:0::254` → `fd00:ec2::254`). */
+function canonicalIpv6(ipv6: string): string {
+  try {
+    return new URL(`http://[${ipv6}]/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return ipv6;
+  }
+}
+
 function ipv4Parts(address: string): number[] | undefined {
   const parts = address.split('.').map(Number);
   return parts.length === 4 && parts.every((p) => Number.isInteger(p) && p >= 0 && p <= 255)
@@ -112,8 +124,7 @@ export function addressProblem(address: string): string | undefined {
     if (mapped !== undefined) return addressProblem(mapped);
     const first = Number.parseInt(bare.split(':')[0] || '0', 16);
     if ((first & 0xffc0) === 0xfe80) return `${bare} is a link-local address (fe80::/10)`;
-    if (/^fd00:ec2:(0*:)*:?0*254$/.test(bare) || bare === 'fd00:ec2::254')
-      return `${bare} is a cloud metadata address`;
+    if (METADATA_IPV6.has(canonicalIpv6(bare))) return `${bare} is a cloud metadata address`;
     return undefined;
   }
   return undefined;
