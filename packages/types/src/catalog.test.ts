@@ -126,6 +126,7 @@ describe('catalogSchema', () => {
       'auth.serverUri',
       /credentials/,
     ],
+    [{ ...base, warehouse: 's3://key:hunter2@bucket/wh' }, 'warehouse', /credentials/],
     [
       { ...base, properties: { 's3.endpoint': 'http://minio:hunter2@minio:9000' } },
       'properties["s3.endpoint"]',

@@ -46,7 +46,11 @@ export const catalogSchema = z.strictObject({
   name: dnsLabel(63),
   type: z.literal('rest'),
   uri: httpUrl('expected an http(s) URL'),
-  warehouse: z.string().min(1).optional(),
+  warehouse: z
+    .string()
+    .min(1)
+    .refine((value) => !hasUrlCredentials(value), URL_CREDENTIALS_MESSAGE)
+    .optional(),
   auth: catalogAuthSchema.default({ type: 'none' }),
   /**
    * The provisioner's connectivity check sends the resolved credential only when this is
