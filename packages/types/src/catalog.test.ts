@@ -19,6 +19,16 @@ describe('catalogSchema', () => {
     expect(catalogSchema.parse(base)).toEqual({ ...base, auth: { type: 'none' }, properties: {} });
   });
 
+  it('accepts a storage location that names a container before the @ (ADLS, Azure Blob)', () => {
+    const adls = 'abfss://lake@account.dfs.core.windows.net/warehouse';
+    const parsed = catalogSchema.parse({
+      ...base,
+      warehouse: adls,
+      properties: { 'adls.location': 'wasbs://lake@account.blob.core.windows.net/' },
+    });
+    expect(parsed.warehouse).toBe(adls);
+  });
+
   it.each([
     [{ type: 'bearer', token: { env: 'PROD_CATALOG_TOKEN' } }],
     [{ type: 'bearer', token: { file: '/var/run/secrets/icepack/token' } }],
@@ -127,6 +137,7 @@ describe('catalogSchema', () => {
       /credentials/,
     ],
     [{ ...base, warehouse: 's3://key:hunter2@bucket/wh' }, 'warehouse', /credentials/],
+    [{ ...base, uri: 'https://hunter2@catalog.example.com/' }, 'uri', /credentials/],
     [
       { ...base, properties: { 's3.endpoint': 'http://minio:hunter2@minio:9000' } },
       'properties["s3.endpoint"]',

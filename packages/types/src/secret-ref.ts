@@ -81,11 +81,17 @@ export function looksLikeSecretKey(key: string): boolean {
   return SECRET_PROPERTY_KEY.test(key);
 }
 
-/** True for a URL with a user or password in it (`https://user:pass@host/`). */
+/**
+ * True for a URL that carries a credential: a password (`scheme://user:pass@host/`), or any
+ * user in an http(s) URL (`https://TOKEN@host/`, a token passed as the user). A user alone in
+ * a storage location is a name, not a secret: ADLS and Azure Blob locations are
+ * `abfss://container@account.dfs.core.windows.net/…`.
+ */
 export function hasUrlCredentials(value: string): boolean {
   try {
     const url = new URL(value.trim());
-    return url.username !== '' || url.password !== '';
+    if (url.password !== '') return true;
+    return url.username !== '' && (url.protocol === 'http:' || url.protocol === 'https:');
   } catch {
     return false;
   }
