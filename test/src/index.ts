@@ -1,5 +1,7 @@
 export { infraEnv } from './infra/env.ts';
 export { runLocalScript } from './infra/local-script.ts';
+// Defined in @icepack/runtime/testing so that runtime's own tests have it too (temp-dir.ts).
+export { tempDir, withTempDir } from '@icepack/runtime/testing';
 export type { LocalScriptResult } from './infra/local-script.ts';
 export type { InfraEnv } from './infra/env.ts';
 export { JOB_PYTHON_VERSIONS, pythonOfVersion } from './infra/python-version.ts';
