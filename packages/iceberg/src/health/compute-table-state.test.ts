@@ -1,6 +1,5 @@
-import { mkdtemp, readFile, truncate, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, truncate, unlink, writeFile } from 'node:fs/promises';
+import { tempDir } from '@icepack/test';
 import { describe, expect, it } from 'vitest';
 import { IcebergError } from '../errors/iceberg-error.ts';
 import { LocalFileIO } from '../io/local-file-io.ts';
@@ -17,9 +16,8 @@ const partitionFields = [
 ];
 const DAY_2024_01_02 = 19724;
 
-async function newTable(): Promise<TestTableWriter> {
-  const dir = await mkdtemp(join(tmpdir(), 'icepack-health-'));
-  return new TestTableWriter(dir, {
+function newTable(): TestTableWriter {
+  return new TestTableWriter(tempDir('icepack-health-'), {
     formatVersion: 3,
     partitionFields,
     properties: { 'icepack.min-file-size-bytes': '1000' },
@@ -128,7 +126,7 @@ async function writeHistory(table: TestTableWriter): Promise<string> {
 
 describe('computeTableState', () => {
   it('counts the delete files that apply to no live data file apart (dangling deletes)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-dangling-'));
+    const dir = tempDir('icepack-dangling-');
     const table = new TestTableWriter(dir, {
       formatVersion: 2,
       partitionFields: [{ name: 'region', type: 'string', sourceId: 3 }],
@@ -224,7 +222,7 @@ describe('computeTableState', () => {
   });
 
   it('matches non-ASCII paths and compares sequence numbers above 2^53 exactly', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-exact-'));
+    const dir = tempDir('icepack-exact-');
     const table = new TestTableWriter(dir, {
       formatVersion: 3,
       partitionFields: [{ name: 'region', type: 'string', sourceId: 3 }],
@@ -283,7 +281,7 @@ describe('computeTableState', () => {
   });
 
   it('measures every factor of a partitioned merge-on-read table', async () => {
-    const table = await newTable();
+    const table = newTable();
     const location = await writeHistory(table);
     const loaded = await loadTableFromMetadataFile(id, location, io);
     const state = await computeTableState(loaded, { now: () => new Date('2026-01-01T00:00:00Z') });
@@ -384,7 +382,7 @@ describe('computeTableState', () => {
     { ref: '"type":"branch","min-snapshots-to-keep":5', mainOnly: 1 },
     { ref: '"type":"tag"', mainOnly: 2 },
   ])('counts what an expiry could remove beside a ref {$ref} on the second snapshot', async (c) => {
-    const location = await writeHistory(await newTable());
+    const location = await writeHistory(newTable());
     // The same table with one more ref (snapshot ids above 2^53: edited as text).
     const audit = `"audit":{"snapshot-id":${TestTableWriter.snapshotIdFor(2)},${c.ref}},`;
     const text = (await readFile(new URL(location), 'utf8')).replace(
@@ -400,7 +398,7 @@ describe('computeTableState', () => {
   });
 
   it('reads only manifests not seen before, and nothing when the metadata is unchanged', async () => {
-    const table = await newTable();
+    const table = newTable();
     const cache = new ManifestCache();
     const first = await computeTableState(
       await loadTableFromMetadataFile(id, await writeHistory(table), io),
@@ -448,7 +446,7 @@ describe('computeTableState', () => {
   });
 
   it('a missing manifest is a not-found error, a truncated one a corrupt-file error, each naming the file', async () => {
-    const table = await newTable();
+    const table = newTable();
     const location = await writeHistory(table);
     const [first, second] = table.manifestPaths;
     await unlink(first!);
@@ -459,7 +457,7 @@ describe('computeTableState', () => {
     expect((missing as IcebergError).kind).toBe('not-found');
     expect((missing as IcebergError).message).toContain(first);
 
-    const other = await newTable();
+    const other = newTable();
     const location2 = await writeHistory(other);
     await truncate(other.manifestPaths[1]!, 200);
     const corrupt = await computeTableState(
@@ -471,7 +469,7 @@ describe('computeTableState', () => {
   });
 
   it('an empty table has zero figures', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-empty-'));
+    const dir = tempDir('icepack-empty-');
     const writer = new TestTableWriter(dir, { formatVersion: 2 });
     const location = await writer.commit({
       operation: 'append',

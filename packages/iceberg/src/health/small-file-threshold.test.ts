@@ -1,7 +1,5 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { resolvePolicy } from '@icepack/policy';
+import { tempDir } from '@icepack/test';
 import { describe, expect, it } from 'vitest';
 import { LocalFileIO } from '../io/local-file-io.ts';
 import { loadTableFromMetadataFile } from '../metadata/loaded-table.ts';
@@ -16,8 +14,10 @@ const id = { catalog: 'lake', namespace: ['sales'], name: 'events' };
 const io = new LocalFileIO();
 
 async function tableWithFiles(properties: Record<string, string>) {
-  const dir = await mkdtemp(join(tmpdir(), 'icepack-threshold-'));
-  const writer = new TestTableWriter(dir, { formatVersion: 2, properties });
+  const writer = new TestTableWriter(tempDir('icepack-threshold-'), {
+    formatVersion: 2,
+    properties,
+  });
   const location = await writer.commit({
     operation: 'append',
     summary: { 'added-data-files': '3' },

@@ -1,8 +1,8 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '@icepack/test';
 import { describe, expect, it } from 'vitest';
 import { LocalFileIO, localPath } from './local-file-io.ts';
 import { parseS3Location, S3FileIO, s3OptionsFromProperties } from './s3-file-io.ts';
@@ -12,7 +12,7 @@ import { rejectedIcebergError as rejection } from '../testing/iceberg-error-of.t
 
 describe('TableFileIO', () => {
   it('reads local files by plain path, file:/ and file:/// and ranges of them', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const dir = tempDir('icepack-io-');
     const path = join(dir, 'odd name %20.txt');
     await writeFile(path, 'hello iceberg');
     const io = new TableFileIO();
@@ -31,7 +31,7 @@ describe('TableFileIO', () => {
   });
 
   it('a cancelled or failing local read is an error naming the file', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const dir = tempDir('icepack-io-');
     const path = join(dir, 'm.avro');
     await writeFile(path, 'manifest');
     const cancelled = await rejection(new TableFileIO().read(path, AbortSignal.abort()));
@@ -45,7 +45,7 @@ describe('TableFileIO', () => {
   });
 
   it('refuses file: and plain paths for a catalog not configured as local (issue 16)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const dir = tempDir('icepack-io-');
     const path = join(dir, 'secret.txt');
     await writeFile(path, 'the service’s own file');
     const io = new TableFileIO({ localFiles: false, catalog: 'remote' });
@@ -114,7 +114,7 @@ describe("whole-file reads are bounded (a location is the catalog's word)", () =
   });
 
   it('refuses a local file above the limit, and a device that never ends', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-io-'));
+    const dir = tempDir('icepack-io-');
     const path = join(dir, 'big.avro');
     await writeFile(path, Buffer.alloc(4096));
     const io = new LocalFileIO(1024);

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { tempDir } from '../testing/temp-dir.ts';
 import { baseConfigSchema } from './base-config.ts';
 import { ConfigError } from './config-error.ts';
 import { parseDuration } from './duration.ts';
@@ -64,7 +64,7 @@ describe('loadConfig', () => {
   });
 
   it('reads a secret from NAME_FILE without its trailing newline', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'icepack-config-'));
+    const dir = tempDir('icepack-config-');
     const file = join(dir, 'redis-url');
     writeFileSync(file, 'redis://:from-file@redis:6379\n');
     const config = loadConfig(baseConfigSchema('x'), {

@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseConfigSchema } from '../config/base-config.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { loadConfig } from '../config/load-config.ts';
 import { redisTransport } from '../redis/redis-transport.ts';
+import { tempDir } from '../testing/temp-dir.ts';
 import { kafkaTransport } from './kafka-transport.ts';
 
 const files: Record<string, string> = {
@@ -119,7 +119,7 @@ describe('kafkaTransport', () => {
   });
 
   it('reads the SASL password from ICEPACK_KAFKA_SASL_PASSWORD_FILE', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'kafka-pw-')), 'password');
+    const file = join(tempDir('icepack-kafka-pw-'), 'password');
     writeFileSync(file, 'from-file\n');
     const loaded = config({
       ICEPACK_KAFKA_SASL_MECHANISM: 'scram-sha-512',

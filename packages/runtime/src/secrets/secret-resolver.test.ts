@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../testing/temp-dir.ts';
 import { SecretResolutionError, secretResolver } from './secret-resolver.ts';
 
 function setup() {
-  const secretsDir = mkdtempSync(join(tmpdir(), 'icepack-secrets-'));
-  const outside = mkdtempSync(join(tmpdir(), 'icepack-outside-'));
+  const secretsDir = tempDir('icepack-secrets-');
+  const outside = tempDir('icepack-outside-');
   writeFileSync(join(outside, 'token'), 'outside-value\n');
   mkdirSync(join(secretsDir, 'lake'));
   writeFileSync(join(secretsDir, 'lake', 'token'), 'lake-token\n');

@@ -2,10 +2,9 @@
 // batch whose process dies with some tasks' results written. The job runs for real (its
 // batch checks are plain Python); `spark-submit` is a stand-in that runs it with Python or
 // dies as the test says. Spark itself: adapters/dispatch-unknown-runs.int.test.ts.
-import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pythonOfVersion } from '@icepack/test';
+import { pythonOfVersion, tempDir } from '@icepack/test';
 import { sampleBinding, sampleMergeTask, sampleTableId, type Task } from '@icepack/types';
 import { describe, expect, it } from 'vitest';
 import { LocalRunner } from './local-runner.ts';
@@ -16,7 +15,7 @@ const GiB = 2 ** 30;
 
 /** A `spark-submit` that drops Spark's options and runs the job file with `python`. */
 async function pythonSubmit(python: string): Promise<string> {
-  const file = join(await mkdtemp(join(tmpdir(), 'icepack-submit-')), 'spark-submit');
+  const file = join(tempDir('icepack-submit-'), 'spark-submit');
   await writeFile(
     file,
     `#!/usr/bin/env bash\nwhile [ $# -gt 0 ] && [[ "$1" != *.py ]]; do shift; done\nexec ${JSON.stringify(python)} "$@"\n`,
@@ -27,7 +26,7 @@ async function pythonSubmit(python: string): Promise<string> {
 
 /** A `spark-submit` that dies at once, as a killed driver: no result, no summary. */
 async function dyingSubmit(): Promise<string> {
-  const file = join(await mkdtemp(join(tmpdir(), 'icepack-submit-')), 'spark-submit');
+  const file = join(tempDir('icepack-submit-'), 'spark-submit');
   await writeFile(file, '#!/usr/bin/env bash\nexit 137\n');
   await chmod(file, 0o755);
   return file;
@@ -54,7 +53,7 @@ const merge = (name: string) => sampleMergeTask({ table: sampleTableId({ name })
 
 describe('LocalRunner.runBatch without Spark', () => {
   it('fails every task as bad input, not to be retried, when the job refuses the batch as a whole', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const stateDir = tempDir('icepack-batch-');
     const runner = new LocalRunner({
       stateDir,
       pollMs: 50,
@@ -72,7 +71,7 @@ describe('LocalRunner.runBatch without Spark', () => {
   }, 60_000);
 
   it('reports the tasks a dead batch ended from their files and the others lost (retryable); a second call launches nothing', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const stateDir = tempDir('icepack-batch-');
     const runner = new LocalRunner({ stateDir, pollMs: 50, sparkSubmit: await dyingSubmit() });
     const [first, second] = [merge('a'), merge('b')];
     const request = batch([first, second]);
@@ -100,7 +99,7 @@ describe('LocalRunner.runBatch without Spark', () => {
   }, 60_000);
 
   it('appends to a resident batch by rename while its inbox is open, and is refused once the job closed it', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const stateDir = tempDir('icepack-batch-');
     const runner = new LocalRunner({
       stateDir,
       pollMs: 50,
@@ -139,7 +138,7 @@ describe('LocalRunner.runBatch without Spark', () => {
   }, 60_000);
 
   it('renames an appended task list into an open inbox, whole', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
+    const stateDir = tempDir('icepack-batch-');
     const runner = new LocalRunner({ stateDir });
     const request = batch([merge('a')]);
     await mkdir(join(runner.batchDir(request), 'inbox'), { recursive: true });

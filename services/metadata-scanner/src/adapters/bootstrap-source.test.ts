@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '@icepack/test';
 import { describe, expect, it } from 'vitest';
 import { loadBootstrap } from './bootstrap-source.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'icepack-scanner-bootstrap-'));
+const dir = tempDir('icepack-scanner-bootstrap-');
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
