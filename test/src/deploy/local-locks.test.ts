@@ -4,27 +4,26 @@
 // that is how moto, started by oauth-catalog.sh under its install lock, made every later
 // `oauth-catalog.sh up` wait forever (CI rehearsal, session 11).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { tempDir } from '@icepack/runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const lib = resolve(import.meta.dirname, '../../../deploy/local/lib.sh');
 
 let dir = '';
 afterEach(() => {
-  // The stand-in daemon records its pid; stop it so nothing outlives the test.
+  // The stand-in daemon records its pid; stop it so nothing outlives the test (its directory
+  // goes once the test has finished, after this hook).
   spawnSync('bash', [
     '-c',
     `[[ -f ${dir}/daemon.pid ]] && kill "$(cat ${dir}/daemon.pid)" || true`,
   ]);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** Takes the lock, starts a long-lived background child (through `unlocked` or not), exits;
  * then reports whether the lock is free. */
 function lockFreeAfterChild(viaUnlocked: boolean): boolean {
-  dir = mkdtempSync(join(tmpdir(), 'icepack-locks-'));
+  dir = tempDir('icepack-locks-');
   const start = `bash -c 'sleep 60 >/dev/null 2>&1 & echo $! > ${dir}/daemon.pid'`;
   execFileSync('bash', [
     '-c',

@@ -1,19 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '@icepack/runtime/testing';
+import { describe, expect, it } from 'vitest';
 import { holdLock, holdSlots, tryHoldLock, type HeldLock } from './lane-lock.ts';
 
-let dir = '';
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-const lockFile = (): string => {
-  dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
-  return join(dir, 'lane.lock');
-};
+const lockFile = (): string => join(tempDir('icepack-lane-'), 'lane.lock');
 
 /** Whether another process could take the lock right now. */
 const free = (file: string): boolean => spawnSync('flock', ['-n', file, 'true']).status === 0;
@@ -90,7 +84,7 @@ describe('holdSlots', () => {
   }
 
   it('runs two paired holders at once, and a third once either of them left', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    const dir = tempDir('icepack-lane-');
     const first = await holdSlots(dir, 'paired');
     const second = await holdSlots(dir, 'paired');
     // Whichever leaves: the second one first (the slot a later holder tries last), then the first.
@@ -108,7 +102,7 @@ describe('holdSlots', () => {
   }, 15_000);
 
   it('runs an exclusive holder alone: after the paired ones, and before any paired one that came after it', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    const dir = tempDir('icepack-lane-');
     const a = await holdSlots(dir, 'paired');
     const b = await holdSlots(dir, 'paired');
     const exclusive = enter(dir, 'exclusive');
@@ -129,7 +123,7 @@ describe('holdSlots', () => {
   }, 15_000);
 
   it('lets the first slot go when an exclusive holder cannot take the second', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'icepack-lane-'));
+    const dir = tempDir('icepack-lane-');
     // A lock file flock(1) cannot open: a link into a directory that does not exist.
     symlinkSync(join(dir, 'missing', 'slot-b'), join(dir, 'integration-lane-slot-b.lock'));
     await expect(holdSlots(dir, 'exclusive')).rejects.toThrow(/before it held the lock/);
