@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { tableTruthSchema, type TableTruth } from '@icepack/test';
+import { tableTruthSchema, withTempDir, type TableTruth } from '@icepack/test';
 import { z } from 'zod';
 
 const script = resolve(import.meta.dirname, '..', '..', '..', 'test', 'build_tables.py');
@@ -71,19 +70,21 @@ export async function dispatchTableSets(
   targets: readonly DispatchTableTarget[],
   extra: DispatchTablesExtra = {},
 ): Promise<Record<string, DispatchTruth>[]> {
-  const out = join(await mkdtemp(join(tmpdir(), 'icepack-dispatch-')), 'truth.json');
-  const args = ['--catalog-uri', options.catalogUri, '--out', out, '--only', ...keys];
-  for (const [key, value] of Object.entries(options.catalogProperties ?? {}))
-    args.push('--catalog-property', `${key}=${value}`);
-  for (const target of targets) args.push('--target', target.catalogName, target.prefix);
-  if (extra.truthOnly === true) args.push('--truth-only');
-  if (extra.fileRows !== undefined && extra.fileRows.length > 0)
-    args.push('--file-rows', ...extra.fileRows);
-  await run(args, options);
-  return z
-    .array(z.record(z.string(), dispatchTruthSchema))
-    .length(targets.length)
-    .parse(JSON.parse(await readFile(out, 'utf8')));
+  return withTempDir('icepack-dispatch-', async (dir) => {
+    const out = join(dir, 'truth.json');
+    const args = ['--catalog-uri', options.catalogUri, '--out', out, '--only', ...keys];
+    for (const [key, value] of Object.entries(options.catalogProperties ?? {}))
+      args.push('--catalog-property', `${key}=${value}`);
+    for (const target of targets) args.push('--target', target.catalogName, target.prefix);
+    if (extra.truthOnly === true) args.push('--truth-only');
+    if (extra.fileRows !== undefined && extra.fileRows.length > 0)
+      args.push('--file-rows', ...extra.fileRows);
+    await run(args, options);
+    return z
+      .array(z.record(z.string(), dispatchTruthSchema))
+      .length(targets.length)
+      .parse(JSON.parse(await readFile(out, 'utf8')));
+  });
 }
 
 /** `dispatchTableSets` for the one target of `options`. */
