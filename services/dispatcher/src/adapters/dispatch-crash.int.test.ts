@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { BULLMQ_PREFIX, parseCatalog, queueNameForCatalog, type Task } from '@icepack/types';
-import { until } from '@icepack/test';
+import { tempDir, until } from '@icepack/test';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -32,7 +32,7 @@ const tableOptions = {
   prefix: `crash_${suffix}`,
 };
 const KEYS = ['unpartitioned-small-files', 'odd-name'];
-/** The worker processes' log lines, for a failure's diagnosis. */
+/** The worker processes' log lines, for a failure's diagnosis: kept. */
 const workerLog = join(tmpdir(), `icepack-dispatch-crash-${suffix}.log`);
 
 /** The batch's three tables: a catalog of their own (its queue, its worker), built with the rest. */
@@ -41,6 +41,12 @@ const batchTargets = [1, 2, 3].map((n) => ({
   catalogName: batchCatalog,
   prefix: `crashbatch${String(n)}_${suffix}`,
 }));
+
+/**
+ * The local runner's state of the two local-runner tests. File-level: removed after the
+ * describe blocks' afterAll hooks, which kill the worker processes writing there.
+ */
+const stateDirs = { crash: tempDir('icepack-crash-'), batch: tempDir('icepack-crash-batch-') };
 
 let before: Record<string, DispatchTruth>;
 let batchBefore: DispatchTruth[];
@@ -156,7 +162,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
   });
 
   it('local runner: SIGKILL while Spark runs → after restart it re-attaches; one run', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-crash-'));
+    const stateDir = stateDirs.crash;
     const task = mergeTask(truth('unpartitioned-small-files'), 5);
     const first = await startWorker({ runner: 'local', stateDir });
     await enqueue(task);
@@ -273,7 +279,7 @@ describe('a dispatcher killed mid-batch runs no task of the batch twice and lose
   });
 
   it('local runner: SIGKILL mid-batch → after restart each task of the batch reports once; none runs twice, none is lost', async () => {
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-crash-batch-'));
+    const stateDir = stateDirs.batch;
     const tasks = batchBefore.map((t) => mergeTask(t, 5));
     const batchQueue = new Queue(queueNameForCatalog(batchCatalog), {
       connection: batchRedis,

@@ -1,9 +1,7 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { tempDir } from '@icepack/test';
 import {
   BULLMQ_PREFIX,
   parseCatalog,
@@ -40,6 +38,8 @@ const infra = inject('infra');
 const suffix = Math.random().toString(36).slice(2, 8);
 const KEYS = ['unpartitioned-small-files', 'sorted', 'many-snapshots', 'odd-name'];
 const logger = createLogger({ service: 'dispatch-test', level: 'warn' });
+/** The local runner's state: removed after the afterAll that closes its variant's worker. */
+const localStateDir = tempDir('icepack-runs-');
 const sparkOptions = {
   python: infra.python,
   catalogUri: infra.catalogUri,
@@ -75,11 +75,12 @@ const variants: Variant[] = [
     name: 'local',
     catalogName: `disp${suffix}`,
     prefix: `local_${suffix}`,
-    setUp: async (_binding, redis) => ({
-      runner: new LocalRunner({ stateDir: await mkdtemp(join(tmpdir(), 'icepack-runs-')) }),
-      quota: new LocalBudgetQuota({ redis, prefix: `test-${suffix}` }),
-      stop: () => Promise.resolve(),
-    }),
+    setUp: (_binding, redis) =>
+      Promise.resolve({
+        runner: new LocalRunner({ stateDir: localStateDir }),
+        quota: new LocalBudgetQuota({ redis, prefix: `test-${suffix}` }),
+        stop: () => Promise.resolve(),
+      }),
   },
   {
     name: 'spark-operator',

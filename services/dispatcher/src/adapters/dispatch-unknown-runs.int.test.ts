@@ -5,12 +5,12 @@
 // runner, one on a table dropped before the run — by the runner alone, and taken together
 // from the queue by the worker. The tables of every test are built in one
 // Spark session and read back in one more.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger, EnvelopeProducer, KafkaClient } from '@icepack/runtime';
+import { tempDir } from '@icepack/test';
 import {
   assertEventLifecycle,
   BULLMQ_PREFIX,
@@ -81,6 +81,20 @@ const workerBatchTargets = [1, 2, 3].map((n) => ({
   prefix: `wbatch${String(n)}_${suffix}`,
 })) satisfies DispatchTableTarget[];
 
+/**
+ * The tests' directories: the held launch's scripts and each test's runner state. Asked for
+ * here, above the afterAll that closes the workers following the runs in them, so they are
+ * removed after it (Vitest runs a block's afterAll hooks last registered first).
+ */
+const tempDirs = {
+  held: tempDir('icepack-held-'),
+  live: tempDir('icepack-live-'),
+  retry: tempDir('icepack-retry-'),
+  unknown: tempDir('icepack-unknown-'),
+  batch: tempDir('icepack-batch-'),
+  workerBatch: tempDir('icepack-worker-batch-'),
+};
+
 let built: Record<Target, DispatchTruth>;
 let batchBuilt: DispatchTruth[];
 let workerBatchBuilt: DispatchTruth[];
@@ -105,7 +119,7 @@ beforeAll(async () => {
   built = Object.fromEntries(names.map((n, i) => [n, truthOf(sets[i] ?? {})])) as typeof built;
   batchBuilt = sets.slice(names.length, names.length + batchTargets.length).map(truthOf);
   workerBatchBuilt = sets.slice(names.length + batchTargets.length).map(truthOf);
-  held = await heldLaunch(infra.python);
+  held = await heldLaunch(infra.python, tempDirs.held);
   redis = new Redis(infra.redisUrl, { maxRetriesPerRequest: null });
   producer = new EnvelopeProducer(
     new KafkaClient({ brokers: infra.kafkaBrokers, clientId: 'dispatch-unknown-runs', logger }),
@@ -224,7 +238,7 @@ describe('the local runner and a run it cannot see by its command line', () => {
   it('follows a live run whose command line does not name its run dir (as mid-exec) to its end: not lost, one launch; a dispatcher that finds no pid record finds the process', async () => {
     const { catalogName } = targets.live;
     const task = mergeTask(built.live, 5);
-    const stateDir = await mkdtemp(join(tmpdir(), 'icepack-live-'));
+    const stateDir = tempDirs.live;
     const binding = testBinding(catalogName);
     const decision = sizeJob({
       bytes: task.state.bytesToRewrite,
@@ -295,7 +309,7 @@ describe('the local runner and a run it cannot see by its command line', () => {
 
 describe('a retry', () => {
   it('reads its before-figures from the table when its own run starts, not the first attempt’s', async () => {
-    const local = new LocalRunner({ stateDir: await mkdtemp(join(tmpdir(), 'icepack-retry-')) });
+    const local = new LocalRunner({ stateDir: tempDirs.retry });
     const { catalogName } = targets.retry;
     const health = new CatalogTableHealth(
       () => new RestCatalog({ name: catalogName, uri: infra.catalogUri }),
@@ -329,7 +343,7 @@ describe('a retry', () => {
 describe('a run whose state is unknown (runner error)', () => {
   it('stays active, keeps its quota claim and holds the drain until its end is known; one launch', async () => {
     const local = new LocalRunner({
-      stateDir: await mkdtemp(join(tmpdir(), 'icepack-unknown-')),
+      stateDir: tempDirs.unknown,
       sparkSubmit: held.sparkSubmit,
       pollMs: 200,
     });
@@ -412,12 +426,11 @@ describe('the local runner runs a batch of small tasks in one Spark application'
   let request: BatchRunRequest;
   let first: BatchOutcome;
   let second: BatchOutcome;
-  let stateDir: string;
+  const stateDir = tempDirs.batch;
 
   beforeAll(async () => {
     const dropped = batchBuilt[1]!;
     await drop(dropped);
-    stateDir = await mkdtemp(join(tmpdir(), 'icepack-batch-'));
     const tasks = batchBuilt.map((t) => mergeTask(t, 5));
     request = {
       batchRun: `batch-${suffix}@1`,
@@ -445,7 +458,6 @@ describe('the local runner runs a batch of small tasks in one Spark application'
     );
     second = await new LocalRunner(options).runBatch(request);
     first = await running;
-    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
   }, 1_200_000);
 
   it('launches one spark-submit for the batch, which the second caller follows', async () => {
@@ -490,15 +502,13 @@ describe('the local runner runs a batch of small tasks in one Spark application'
 });
 
 describe('the worker takes waiting small tasks of its queue into one batch', () => {
-  let stateDir: string;
+  const stateDir = tempDirs.workerBatch;
   let sink: RecordingSink;
   let tasks: Task[];
   let batchDir: string;
 
   beforeAll(async () => {
     await drop(workerBatchBuilt[1]!);
-    stateDir = await mkdtemp(join(tmpdir(), 'icepack-worker-batch-'));
-    cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
     tasks = workerBatchBuilt.map((t) => mergeTask(t, 5));
     // One slot: the worker takes one task, which takes the two others waiting behind it.
     const binding = testBinding(workerBatchCatalog, { slots: 1, smallSlots: 0 });

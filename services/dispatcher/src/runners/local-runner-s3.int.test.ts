@@ -8,12 +8,11 @@
 // files or the task events.
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, defaultCatalogAccessPolicy, secretResolver } from '@icepack/runtime';
-import { runLocalScript } from '@icepack/test';
+import { runLocalScript, tempDir } from '@icepack/test';
 import { catalogSchema, queueNameForCatalog, type TaskEvent } from '@icepack/types';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -197,7 +196,9 @@ describe('the local runner on a real OAuth2 catalog (Nessie, Keycloak) with tabl
   let earlyToken: { token: string; lifetimeSeconds: number };
   let jobWindow: { from: number; to: number; seconds: number };
   let redis: Redis;
-  let stateDir: string;
+  /** The runner's state and the wrapper's records, read by the tests below. */
+  const dir = tempDir('icepack-s3-runs-');
+  const stateDir = join(dir, 'runs');
   let argvFile: string;
   let envFile: string;
   let dataBefore: string[];
@@ -246,8 +247,6 @@ describe('the local runner on a real OAuth2 catalog (Nessie, Keycloak) with tabl
     // started with, and where Keycloak's log stood and the clock when the job started and
     // ended: the tokens issued in between are the job's (the dispatcher reads figures before
     // and after it, not during).
-    const dir = await mkdtemp(join(tmpdir(), 'icepack-s3-runs-'));
-    stateDir = join(dir, 'runs');
     argvFile = join(dir, 'argv.txt');
     envFile = join(dir, 'env.bin');
     const windowFile = join(dir, 'window.txt');

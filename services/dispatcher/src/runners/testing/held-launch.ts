@@ -1,5 +1,4 @@
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /**
@@ -17,8 +16,11 @@ export interface HeldLaunch {
   release(runDir: string): Promise<void>;
 }
 
-export async function heldLaunch(python: string): Promise<HeldLaunch> {
-  const dir = await mkdtemp(join(tmpdir(), 'icepack-held-'));
+/**
+ * Writes the stand-in's scripts into `dir`, which must outlive every run it holds (the test's
+ * `tempDir`, removed after the runs ended).
+ */
+export async function heldLaunch(python: string, dir: string): Promise<HeldLaunch> {
   const realSubmit = join(dirname(python), 'spark-submit');
   const hold = join(dir, 'hold.py');
   await writeFile(
