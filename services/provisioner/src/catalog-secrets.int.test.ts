@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '@icepack/test';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { LocalCluster } from './adapters/local-cluster.ts';
 import type { CatalogView } from './domain/catalog-record.ts';
@@ -63,7 +63,7 @@ describe('catalog registration and the services’ own secrets', () => {
     cleanups.push(() => {
       delete process.env[redisVar];
     });
-    const saDir = mkdtempSync(join(tmpdir(), 'h6-serviceaccount-'));
+    const saDir = tempDir('icepack-h6-serviceaccount-');
     const saToken = join(saDir, 'token');
     writeFileSync(saToken, `sa-token-${suffix}\n`);
     const p = await provisioner();
@@ -97,8 +97,8 @@ describe('catalog registration and the services’ own secrets', () => {
   it('sends an allowed credential only once the operator opts the catalog in, and never through a symlink out of the secrets directory', async () => {
     const suffix = randomUUID().slice(0, 8);
     const catalog = await recordingCatalog();
-    const secretsDir = mkdtempSync(join(tmpdir(), 'h6-secrets-'));
-    const outside = mkdtempSync(join(tmpdir(), 'h6-outside-'));
+    const secretsDir = tempDir('icepack-h6-secrets-');
+    const outside = tempDir('icepack-h6-outside-');
     writeFileSync(join(outside, 'token'), `outside-${suffix}`);
     mkdirSync(join(secretsDir, 'lake'));
     symlinkSync(join(outside, 'token'), join(secretsDir, 'lake', 'escape'));

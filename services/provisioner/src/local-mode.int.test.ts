@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ServiceProcess } from '@icepack/runtime/testing';
+import { tempDir } from '@icepack/test';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { LocalCluster } from './adapters/local-cluster.ts';
 import type { CatalogView } from './domain/catalog-record.ts';
@@ -120,7 +120,7 @@ describe('provisioner: local mode (no Kubernetes)', () => {
 
   it('runs as a process in local mode and applies its bootstrap file at start-up, idempotently', async () => {
     const suffix = randomUUID().slice(0, 8);
-    const dir = mkdtempSync(join(tmpdir(), 'icepack-bootstrap-'));
+    const dir = tempDir('icepack-bootstrap-');
     const file = join(dir, 'icepack.yaml');
     const yaml = (warehouse: string) => `
 catalogs:

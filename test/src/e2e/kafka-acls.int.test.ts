@@ -2,8 +2,7 @@
 // ACLs (packages/runtime/src/kafka/service-acls.ts) on the local broker's SASL/SCRAM listener,
 // with each service's own user, through the same config path the services start with.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import {
@@ -22,7 +21,7 @@ import {
   serviceAcls,
 } from '@icepack/runtime';
 import type { KafkaPrincipalRole } from '@icepack/runtime';
-import { waitUntil } from '@icepack/runtime/testing';
+import { tempDir, waitUntil } from '@icepack/runtime/testing';
 import {
   createEnvelope,
   MessageType,
@@ -163,7 +162,7 @@ describe('Kafka ACLs on the SASL/SCRAM listener', () => {
   });
 
   it('refuses a wrong password at authentication, without printing it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), `acl-${id}-`));
+    const dir = tempDir(`icepack-acl-${id}-`);
     writeFileSync(join(dir, 'wrong'), 'not-the-password-7f3a');
     const health = await serviceClient('planner', join(dir, 'wrong')).health();
     expect(health.ok).toBe(false);

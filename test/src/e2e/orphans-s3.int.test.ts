@@ -6,9 +6,8 @@
 // young one is not, the files of a table nested in its location are left alone, a restore brings
 // the file back, and a quarantine is kept within its window and purged after it.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from '@icepack/runtime/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runPython } from '../fixtures/run-python.ts';
 import { freePort } from '../infra/free-port.ts';
@@ -87,11 +86,14 @@ describe('orphan files on S3 with a writer committing during the run', () => {
   // half-made table — or a shared catalog whose S3 store restarted empty (moto keeps its
   // objects in memory, the catalog its SQLite file) — would decide this test's outcome.
   let stackEnv: NodeJS.ProcessEnv | undefined;
+  // The S3 store's and the catalog's state and logs: asked for above the afterAll that stops
+  // them, so it is removed after they stopped.
+  const runDir = tempDir('icepack-orphans-s3-');
 
   beforeAll(async () => {
     const [s3Port, catalogPort] = [await freePort(), await freePort()];
     const env = {
-      ICEPACK_RUN: await mkdtemp(join(tmpdir(), 'icepack-orphans-s3-')),
+      ICEPACK_RUN: runDir,
       ICEPACK_S3_PORT: String(s3Port),
       ICEPACK_S3_CATALOG_PORT: String(catalogPort),
     };
