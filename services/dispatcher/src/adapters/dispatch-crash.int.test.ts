@@ -153,7 +153,7 @@ describe('a dispatcher killed mid-job starts no second Spark run', () => {
   }, 900_000);
 
   afterAll(async () => {
-    workers.killAll();
+    await workers.killAll();
     await group.cleanup();
     await queue.obliterate({ force: true });
     await queue.close();
@@ -273,7 +273,7 @@ describe('a dispatcher killed mid-batch runs no task of the batch twice and lose
   }, 900_000);
 
   afterAll(async () => {
-    workers.killAll();
+    await workers.killAll();
     await batchEvents.stop();
     batchRedis.disconnect();
   });

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestCatalog } from '@icepack/iceberg';
 import { createLogger } from '@icepack/runtime';
+import { tempDir } from '@icepack/test';
 import {
   assertEventLifecycle,
   BULLMQ_PREFIX,
@@ -57,7 +58,9 @@ const sparkOptions = {
   catalogUri: infra.catalogUri,
   sparkJars: infra.sparkJars,
 };
-const workers = new WorkerProcesses(join(tmpdir(), `icepack-dispatch-resident-${suffix}.log`), {
+/** The worker processes' log: removed after the afterAll below, which waits for their exit. */
+const workerLogDir = tempDir('icepack-dispatch-resident-');
+const workers = new WorkerProcesses(join(workerLogDir, 'workers.log'), {
   catalogUri: infra.catalogUri,
   redisUrl: infra.redisUrl,
   brokers: infra.kafkaBrokers,
@@ -126,7 +129,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  workers.killAll();
+  await workers.killAll();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   redis.disconnect();
 });

@@ -40,7 +40,17 @@ export class WorkerProcesses {
     });
   }
 
-  killAll(): void {
-    for (const child of this.children) child.kill('SIGKILL');
+  /** Kills every worker still running; resolves once they exited (and logged their exit). */
+  async killAll(): Promise<void> {
+    const running = [...this.children].filter((c) => c.exitCode === null && c.signalCode === null);
+    await Promise.all(
+      running.map(
+        (child) =>
+          new Promise<void>((ok) => {
+            child.once('exit', () => ok());
+            child.kill('SIGKILL');
+          }),
+      ),
+    );
   }
 }
