@@ -929,8 +929,10 @@ def remove_dangling_deletes(
 #: Live files (the merge's before figures: data + delete files) under which a merge judges and
 #: removes its dangling delete files in the driver. Planning reads the current snapshot's
 #: manifests, the driver-side work ADR 0051's bound is about. `--driver-dangling-max-files`
-#: overrides it (0: never).
-DRIVER_DANGLING_MAX_FILES = 10_000
+#: overrides it (0: never). 20,000: the largest size measured, where the driver still cost a
+#: third of Spark's jobs, on local disk and on S3 (bench/results/driver-bound-2026-12-05.md);
+#: where it stops being cheaper was not reached.
+DRIVER_DANGLING_MAX_FILES = 20_000
 
 
 def dangling_counts(
@@ -1361,9 +1363,12 @@ def dangling_position_delete_files(spark, table) -> int:
 
 #: Live files (data + delete files of the current snapshot, the before figures) under which a
 #: cleanup expires in the driver. The driver then reads the expired snapshots' manifests and
-#: deletes what they alone held: at 10,000 live files a handful of manifests (Iceberg packs
-#: thousands of entries into one). `--driver-expiry-max-files` overrides it.
-DRIVER_EXPIRY_MAX_FILES = 10_000
+#: deletes what they alone held: at 20,000 live files a handful of manifests (Iceberg packs
+#: thousands of entries into one). `--driver-expiry-max-files` overrides it. 20,000: the
+#: largest size measured, where the driver still cost a tenth of Spark's action, on local disk
+#: and on S3 (bench/results/driver-bound-2026-12-05.md); where it stops being cheaper was not
+#: reached.
+DRIVER_EXPIRY_MAX_FILES = 20_000
 EXPIRY_KINDS = (
     "deletedDataFiles",
     "deletedPositionDeleteFiles",
