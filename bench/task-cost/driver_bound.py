@@ -21,6 +21,9 @@ run. Kinds:
   job's `merge` is run with thresholds no file group meets (nothing rewritten), so the task is
   the rewrite's planning (the same on both paths) plus the dangling-delete removal, which is
   also timed apart (phase `dangling`).
+- `compacted` (`--what compacted`, slow to build: every table writes its own N files): format 2,
+  N data files of its own, two one-file appends, all of them compacted into one file by
+  `rewrite_data_files`: the `cleanup` deletes N + 2 data files from a table of one live file.
 
 One JSON line per run on stdout: N, live files (the before figures), the path asked and the
 path the job reports (`ranIn`), CPU-s of the driver JVM + this Python (/proc, as the job's
@@ -113,7 +116,8 @@ def fast_append(table, files: list) -> None:
 
 def create_table(spark, job, catalog: str, ns: str, name: str, kind: str, n: int, shared: list) -> None:
     """A fresh table of `kind` with n live data files, N − 3 (expiry) or n (dangling) of them
-    the seed's (shared by every table: no task here deletes them), the rest its own."""
+    the seed's (shared by every table: no task here deletes them), the rest its own;
+    `compacted`: all its own."""
     sql = f"`{catalog}`.`{ns}`.`{name}`"
     props = {
         "format-version": "2",
@@ -141,6 +145,16 @@ def create_table(spark, job, catalog: str, ns: str, name: str, kind: str, n: int
         for a in range(APPENDS):
             spark.range(APPEND_BASE + a * 10, APPEND_BASE + a * 10 + 10, 1, 1).writeTo(sql).append()
         spark.sql(f"DELETE FROM {sql} WHERE id < 2500")
+    elif kind == "compacted":
+        # Its own n files, two appends, then every file compacted into one: the cleanup deletes
+        # n + 2 data files while the table has one live file (the bound reads the live files).
+        spark.range(0, n * ROWS_PER_FILE, 1, 2).writeTo(sql).append()
+        for a in range(2):
+            spark.range(APPEND_BASE + a * 10, APPEND_BASE + a * 10 + 10, 1, 1).writeTo(sql).append()
+        spark.sql(
+            f"CALL `{catalog}`.system.rewrite_data_files(table => '{ns}.{name}', "
+            "options => map('rewrite-all', 'true', 'target-file-size-bytes', '536870912'))"
+        ).collect()
     else:
         fast_append(table, shared[:n])
         d = dangling_count(n)
@@ -155,7 +169,7 @@ def create_table(spark, job, catalog: str, ns: str, name: str, kind: str, n: int
 def task_for(kind: str, catalog: str, ns: str, name: str, table_uuid: str) -> dict:
     table = {"catalog": catalog, "namespace": [ns], "name": name}
     state = {"tableUuid": table_uuid}
-    if kind == "expiry":
+    if kind != "dangling":
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2))
         return {
             "id": f"cleanup/{ns}/{name}",
@@ -266,14 +280,14 @@ def main() -> None:
         )
         table_uuid = str(job.load_table(spark, args.catalog, {"namespace": [ns], "name": name}).uuid())
         task = task_for(kind, args.catalog, ns, name, table_uuid)
-        if kind == "expiry":
+        if kind != "dangling":
             time.sleep(2.2)  # the cutoff (now + 2 s) is past the table's last snapshot
         clock.phases, clock.phase_calls = {}, {}
         load1 = loadavg()
         wall0, cpu0, srv0 = time.monotonic(), clock.cpu(), server_cpu()
         payload = job.run_in_session(spark, jargs, task, time.monotonic(), 0.0)
         wall, cpu, srv = time.monotonic() - wall0, clock.cpu() - cpu0, server_cpu() - srv0
-        if kind == "expiry":
+        if kind != "dangling":
             counts = dict(payload["expireSnapshots"])
             ran = counts.pop("ranIn")
             counts.pop("olderThan")  # the run's own cutoff
@@ -314,7 +328,7 @@ def main() -> None:
     def build(prefix: str, kind: str, n: int, count: int) -> list[str]:
         names = []
         t0 = time.monotonic()
-        shared = seed_files(spark, seed, n)
+        shared = [] if kind == "compacted" else seed_files(spark, seed, n)
         for i in range(count):
             name = f"{prefix}_{kind}_{n}_{i}"
             create_table(spark, job, args.catalog, ns, name, kind, n, shared)
@@ -323,9 +337,11 @@ def main() -> None:
         return names
 
     t0 = time.monotonic()
-    write_seed(spark, f"`{args.catalog}`.`{ns}`.`seed`", max(sizes))
-    seed = job.load_table(spark, args.catalog, {"namespace": [ns], "name": "seed"})
-    print(json.dumps({"kind": "seed", "files": max(sizes), "seconds": round(time.monotonic() - t0, 1)}), file=sys.stderr, flush=True)
+    seed = None
+    if set(kinds) - {"compacted"}:
+        write_seed(spark, f"`{args.catalog}`.`{ns}`.`seed`", max(sizes))
+        seed = job.load_table(spark, args.catalog, {"namespace": [ns], "name": "seed"})
+        print(json.dumps({"kind": "seed", "files": max(sizes), "seconds": round(time.monotonic() - t0, 1)}), file=sys.stderr, flush=True)
 
     # Warm-up: both paths of each kind on small tables, not reported.
     for kind in kinds:
