@@ -69,10 +69,16 @@ describe('tempDir asked for while the file is collected', () => {
     });
   });
 
-  // A skipped block without tests of its own: its hooks never run, and the suite's summary
-  // counts no skipped test.
-  describe.skip('in the body of a block that is skipped', () => {
+  // Nothing is made while the file is collected, only in the block's beforeAll: a skipped
+  // block (`-t`, `.skip`), whose hooks never run, leaves nothing behind.
+  describe('in the body of a block, while the file is collected', () => {
     skipped = tempDir(PREFIX);
+    const madeWhenAsked = existsSync(skipped);
+
+    it('is not made yet, so a block that never runs leaves nothing', () => {
+      expect(madeWhenAsked).toBe(false);
+      expect(existsSync(skipped)).toBe(true);
+    });
   });
 
   it('is removed once its block ended', () => {
@@ -80,7 +86,7 @@ describe('tempDir asked for while the file is collected', () => {
     expect(existsSync(collected)).toBe(false);
   });
 
-  it('is never made for a skipped block, which runs no hook to remove it', () => {
+  it('and is removed with that block too', () => {
     expect(skipped).not.toBe('');
     expect(existsSync(skipped)).toBe(false);
   });
