@@ -96,13 +96,7 @@ function ipv4Parts(address: string): number[] | undefined {
 function ipv4Mapped(ipv6: string): string | undefined {
   const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ipv6);
   if (dotted?.[1] !== undefined) return dotted[1];
-  let canonical: string;
-  try {
-    canonical = new URL(`http://[${ipv6}]/`).hostname;
-  } catch {
-    return undefined;
-  }
-  const hex = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(canonical);
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonicalIpv6(ipv6));
   if (hex?.[1] === undefined || hex[2] === undefined) return undefined;
   const high = Number.parseInt(hex[1], 16);
   const low = Number.parseInt(hex[2], 16);
