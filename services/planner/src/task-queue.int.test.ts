@@ -14,7 +14,7 @@ import {
   type Task,
   type TaskType,
 } from '@icepack/types';
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LastSucceededStore } from './adapters/last-succeeded.ts';
@@ -747,4 +747,87 @@ describe('the calls of one turn go in one command, each caller its own answer (i
     }
     expect(await states.catalogs()).toEqual([catalog]);
   });
+
+  it("adds of several tasks: one script, each job the job BullMQ's Queue.add makes", async () => {
+    const { catalog, queue, state } = setup();
+    const tasks = ['a', 'b', 'c'].map((name, i) =>
+      task(state(everything, {}, name), i === 1 ? 'cleanup' : 'merge', 300 - 100 * i),
+    );
+    // The same tasks added as the planner added them before: `Queue.add`, one at a time, on a
+    // queue under another prefix (the same names below it).
+    const refPrefix = `ref-${catalog}`;
+    const ref = new Queue(queueNameForCatalog(catalog), {
+      connection: queueRedis,
+      prefix: refPrefix,
+    });
+    cleanup.push(async () => {
+      await ref.obliterate({ force: true });
+      await ref.close();
+    });
+    for (const t of tasks)
+      await ref.add(t.type, t, {
+        jobId: t.id,
+        priority: t.score.priority,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+
+    let added: boolean[] = [];
+    const sent = await scriptsSent(async () => {
+      added = await Promise.all(tasks.map((t) => queue.create(t)));
+    });
+    expect(sent).toBe(1);
+    expect(added).toEqual([true, true, true]);
+    // Both queues' meta written by their Queue objects.
+    await Promise.all([ref.getVersion(), queue.queue(catalog).getVersion()]);
+    const ours = await dumpQueue(`icepack:${queueNameForCatalog(catalog)}:`);
+    const theirs = await dumpQueue(`${refPrefix}:${queueNameForCatalog(catalog)}:`);
+    // The planner's own created index, beside BullMQ's keys, one entry per task.
+    const created = ours['icepack:created'] as string[];
+    expect(
+      Object.fromEntries(created.flatMap((v, i) => (i % 2 ? [] : [[v, created[i + 1]]]))),
+    ).toEqual(Object.fromEntries(tasks.map((t) => [t.id, String(Date.parse(t.createdAt))])));
+    expect(created.length).toBe(2 * tasks.length);
+    delete ours['icepack:created'];
+    expect(ours).toEqual(theirs);
+    expect(Object.keys(ours)).toEqual(
+      expect.arrayContaining(['events', 'id', 'marker', 'meta', 'pc', 'prioritized']),
+    );
+
+    // An id that has a job is a duplicate: left as it is, as BullMQ leaves it.
+    const again = { ...tasks[0]!, score: { ...tasks[0]!.score, priority: 7 } };
+    expect(await queue.create(again)).toBe(true);
+    expect((await queue.inspect(again.table)).merge.task).toEqual(tasks[0]);
+    // What BullMQ's `Job` refuses, refused before anything is written.
+    const fractional = {
+      ...tasks[0]!,
+      id: `${tasks[0]!.id}x`,
+      score: { ...tasks[0]!.score, priority: 1.5 },
+    };
+    await expect(queue.create(fractional)).rejects.toThrow(/priority 1.5 is not a BullMQ priority/);
+    // And a real worker runs them by priority.
+    expect(await runOrder(catalog, 3)).toEqual(tasks.map((t) => t.id).reverse());
+  });
 });
+
+/**
+ * Every key under a queue's prefix, by the rest of its name, with its content in a form two
+ * queues can be compared in: a job's `timestamp` and a stream entry's id (times) left out, a
+ * job's options parsed (Lua writes a table's keys in no set order).
+ */
+async function dumpQueue(base: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const key of (await redis.keys(`${base}*`)).sort()) {
+    const name = key.slice(base.length);
+    const type = await redis.type(key);
+    if (type === 'hash') {
+      const hash = await redis.hgetall(key);
+      if ('timestamp' in hash) hash.timestamp = 'T';
+      out[name] = 'opts' in hash ? { ...hash, opts: JSON.parse(hash.opts) as unknown } : hash;
+    } else if (type === 'zset') out[name] = await redis.zrange(key, 0, -1, 'WITHSCORES');
+    else if (type === 'stream') out[name] = (await redis.xrange(key, '-', '+')).map(([, f]) => f);
+    else if (type === 'list') out[name] = await redis.lrange(key, 0, -1);
+    else out[name] = await redis.get(key);
+  }
+  return out;
+}

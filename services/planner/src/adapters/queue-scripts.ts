@@ -6,6 +6,10 @@
 // The integration tests pin this layout with a real BullMQ Worker.
 // Sent by SHA1 (`RedisScript`): their text was ~1.7 KB of the bytes written per table state.
 import { RedisScript } from '@icepack/runtime';
+// BullMQ's own add script, as its release ships it (its includes resolved): the planner's adds
+// run it, so a job it adds is the job `Queue.add` would add. The CommonJS build: the ESM one
+// sits in a package Node reads as CommonJS.
+import { addPrioritizedJob } from 'bullmq/dist/cjs/scripts/addPrioritizedJob-9.js';
 
 /**
  * Lua: `inspect(base, first, out, last)` appends, for each job id in ARGV[first..last] (`last`
@@ -126,4 +130,32 @@ while budget > 0 do
   end
 end
 return -2
+`);
+
+/**
+ * Adds prioritized jobs with custom ids, each exactly as BullMQ's `Queue.add` does (its own
+ * `addPrioritizedJob` script, run once per job: a job whose id exists is a duplicate and left
+ * as it is), each after writing its entry in the planner's created index (as `TaskQueue.create`
+ * did before the add, now in the same script, so no crash falls between them). The adds made
+ * in one turn go in one command (issue 17 point 6: per job, `Queue.add` was a script call and
+ * the index a `ZADD` of its own, each a command with its client work, promise and reply).
+ * KEYS: none (each job's keys are built from its queue's key prefix, as `Queue.keys` names them).
+ * ARGV[1] the number of jobs, then per job: the queue key prefix (`icepack:<queue>:`), the
+ * created index key, the task's `createdAt` (ms), the job id, BullMQ's packed arguments (the id
+ * among them), the job data, the packed options. Answers each job's id (BullMQ's answer; a duplicate answers its id too).
+ */
+export const ADD_PRIORITIZED_JOBS = new RedisScript(`
+local function addPrioritizedJob(KEYS, ARGV)
+${addPrioritizedJob.content}
+end
+local out = {}
+for j = 0, tonumber(ARGV[1]) - 1 do
+  local a = 2 + j * 7
+  local base = ARGV[a]
+  redis.call('ZADD', ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
+  out[#out + 1] = addPrioritizedJob({ base .. 'marker', base .. 'meta', base .. 'id',
+    base .. 'prioritized', base .. 'delayed', base .. 'completed', base .. 'active',
+    base .. 'events', base .. 'pc' }, { ARGV[a + 4], ARGV[a + 5], ARGV[a + 6] })
+end
+return out
 `);

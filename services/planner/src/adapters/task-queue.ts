@@ -1,7 +1,9 @@
 import {
   BULLMQ_PREFIX,
   JOB_RUN_LOCATION_FIELD,
+  MAX_PRIORITY,
   MAX_TASK_GROUPS,
+  MIN_PRIORITY,
   queueNameForCatalog,
   runLocationSchema,
   tableKey,
@@ -13,10 +15,16 @@ import type { RunLocation } from '@icepack/types';
 import type { TableId, Task } from '@icepack/types';
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { Packr } from 'msgpackr';
 import type { PendingTask, PendingTasks } from '../domain/rules.ts';
 import { isRunNow, runNowScore, withAging, type ScoreOptions } from '../domain/score.ts';
 import { Coalescer } from './coalescer.ts';
-import { INSPECT_JOBS, OLDEST_WAITING, UPDATE_WAITING_JOBS } from './queue-scripts.ts';
+import {
+  ADD_PRIORITIZED_JOBS,
+  INSPECT_JOBS,
+  OLDEST_WAITING,
+  UPDATE_WAITING_JOBS,
+} from './queue-scripts.ts';
 
 /** Where a job is, as BullMQ keeps it. */
 export type JobState =
@@ -114,11 +122,11 @@ export interface TaskQueueOptions {
   /** Shared ioredis connection: the planner's own scripts and reads. Required. */
   readonly connection: Redis;
   /**
-   * The connection BullMQ's queue objects use (and the created index, whose `ZADD` must go
-   * before the add, on its connection). Default `connection`. Apart, the planner's own
-   * commands go in pipelines without BullMQ's scripts: BullMQ defines its ~60 scripts on the
-   * connection it is given, and ioredis copies every defined script into each pipeline it
-   * builds — with auto-pipelining, each batch (issue 17 point 6).
+   * The connection BullMQ's queue objects use (removals, listings, the queue's meta). Default
+   * `connection`. Apart, the planner's own commands (its adds among them, ADR 0057) go in
+   * pipelines without BullMQ's scripts: BullMQ defines its ~60 scripts on the connection it is
+   * given, and ioredis copies every defined script into each pipeline it builds — with
+   * auto-pipelining, each batch (issue 17 point 6).
    */
   readonly queueConnection?: Redis;
   /** BullMQ key prefix. Default `icepack` (`BULLMQ_PREFIX`). */
@@ -140,12 +148,16 @@ export interface WaitingTask {
 
 type UpdateResult = 'updated' | 'not-waiting' | 'changed';
 
-// How long an index entry may point at no job before it is dropped: `create` writes the
-// entry just before BullMQ adds the job (and planner clocks may differ a little).
+// How long an index entry may point at no job before it is dropped: the entry is written in
+// the add's script, but planner clocks may differ a little (and planners before ADR 0057
+// wrote it in a command of its own, just before the add).
 const INDEX_GRACE_MS = 60_000;
 // Index entries one measurement looks at, at most (a backlog of gone entries is dropped
 // over several measurements rather than in one long script).
 const INDEX_BUDGET = 1_000;
+
+// BullMQ's packer, with its options: what its add script unpacks.
+const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
 /**
  * The planner's side of the per-catalog BullMQ queues: one queue per catalog
@@ -161,6 +173,7 @@ export class TaskQueue {
   readonly #updates = new Coalescer<{ task: Task; expectedRaw: string }, UpdateResult>((u) =>
     this.#updateMany(u),
   );
+  readonly #adds = new Coalescer<Task, unknown>((tasks) => this.#addMany(tasks));
 
   constructor(options: TaskQueueOptions) {
     this.#redis = options.connection;
@@ -232,32 +245,18 @@ export class TaskQueue {
   /**
    * Enqueues a task unless a job under its id waits or runs (`existing`, from
    * {@link inspect}; false then). A finished job under the id is removed first: it would
-   * block the add. Should a job appear in between, BullMQ ignores the add (same id).
+   * block the add. Should a job appear in between, BullMQ ignores the add (same id). The job
+   * is the one `Queue.add` would make; the adds of one turn go in one command (ADR 0057).
    */
   async create(task: Task, existing: JobState = 'missing'): Promise<boolean> {
     if (existing !== 'missing' && !FINISHED.has(existing)) return false;
+    // What BullMQ's `Job` checks of the options it is given (the task schema bounds it too).
+    const { priority } = task.score;
+    if (!Number.isInteger(priority) || priority < MIN_PRIORITY || priority > MAX_PRIORITY)
+      throw new Error(`task ${task.id}: priority ${priority} is not a BullMQ priority`);
     const queue = this.queue(task.table.catalog);
     if (existing !== 'missing') await queue.remove(task.id);
-    // Sent before the add on the queue's connection, so Redis applies it first — a crash in
-    // between leaves an entry without a job (dropped later), never a job without one — but
-    // not awaited on its own: one round trip per task, not two.
-    const indexed = this.#queueRedis.zadd(
-      this.#createdIndex(task.table.catalog),
-      Date.parse(task.createdAt),
-      task.id,
-    );
-    try {
-      await queue.add(task.type, task, {
-        jobId: task.id,
-        priority: task.score.priority,
-        // The id must be free for the table's next task of this type; history lives in
-        // the task events on Kafka.
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
-    } finally {
-      await indexed;
-    }
+    await this.#adds.call(task);
     return true;
   }
 
@@ -269,6 +268,39 @@ export class TaskQueue {
    */
   update(task: Task, expectedRaw = ''): Promise<UpdateResult> {
     return this.#updates.call({ task, expectedRaw });
+  }
+
+  /**
+   * The adds made in one turn, in one command: each job as `Queue.add(task.type, task, { jobId,
+   * priority, removeOnComplete: true, removeOnFail: true })` writes it, by BullMQ's own script
+   * ({@link ADD_PRIORITIZED_JOBS}), each after its created-index entry.
+   */
+  async #addMany(tasks: readonly Task[]): Promise<unknown[]> {
+    const args: (string | Buffer)[] = [String(tasks.length)];
+    const now = Date.now();
+    for (const task of tasks) {
+      const base = this.#base(task.table.catalog);
+      args.push(
+        base,
+        this.#createdIndex(task.table.catalog),
+        String(Date.parse(task.createdAt)),
+        task.id,
+        // `Job.create`'s arguments for a job without parent, repeat or deduplication.
+        packer.pack([base, task.id, task.type, now, null, null, undefined, undefined, null, null]),
+        JSON.stringify(task),
+        // The job's options as `Job` completes and `optsAsJSON` encodes them.
+        packer.pack({
+          attempts: 0,
+          jobId: task.id,
+          priority: task.score.priority,
+          // The id must be free for the table's next task of this type; history lives in
+          // the task events on Kafka.
+          removeOnComplete: true,
+          removeOnFail: true,
+        }),
+      );
+    }
+    return (await ADD_PRIORITIZED_JOBS.run(this.#redis, [], args)) as unknown[];
   }
 
   /** {@link update}s made in one turn, in one command; their results in order. */
