@@ -59,6 +59,8 @@ export { TaskEventLog, until } from './e2e/task-event-log.ts';
 export { startOAuth2CatalogProxy } from './catalog/oauth2-catalog-proxy.ts';
 export { notAuthorized, startCatalogProxy } from './catalog/catalog-proxy.ts';
 export { startNamespaceScopedCatalog } from './catalog/namespace-scoped-catalog.ts';
+export { startAnswerPropertiesCatalog } from './catalog/answer-properties-catalog.ts';
+export type { AnswerProperties } from './catalog/answer-properties-catalog.ts';
 export type { NamespaceScopedCatalog } from './catalog/namespace-scoped-catalog.ts';
 export type { CatalogProxy, Forward } from './catalog/catalog-proxy.ts';
 export type {

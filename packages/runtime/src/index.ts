@@ -21,6 +21,7 @@ export {
   DEFAULT_SECRETS_DIR,
   defaultCatalogAccessPolicy,
   hostProblem,
+  propertyValueProblem,
   secretRefProblem,
 } from './secrets/catalog-access-policy.ts';
 export type { CatalogAccessPolicy, CatalogAccessProblem } from './secrets/catalog-access-policy.ts';

@@ -68,6 +68,33 @@ export async function startCatalogProxy(
   };
 }
 
+/**
+ * Sends the catalog's answer on with its body changed by `change` when it is a 200 (any other
+ * answer goes on as it came). Forward with `accept-encoding: identity`: the body is read as text.
+ */
+export function answerChanged(
+  answer: IncomingMessage,
+  res: ServerResponse,
+  change: (text: string) => string,
+): void {
+  if (answer.statusCode !== 200) {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  answer.on('data', (c: Buffer) => chunks.push(c));
+  answer.on('end', () => {
+    const text = change(Buffer.concat(chunks).toString('utf8'));
+    res
+      .writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      })
+      .end(text);
+  });
+}
+
 /** Answers `status` with a JSON body. */
 export function answerJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));

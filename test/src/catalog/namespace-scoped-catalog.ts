@@ -1,4 +1,4 @@
-import { startCatalogProxy } from './catalog-proxy.ts';
+import { answerChanged, startCatalogProxy } from './catalog-proxy.ts';
 
 export interface NamespaceScopedCatalog {
   /** The catalog's URI: the shared REST catalog, seen through one top-level namespace. */
@@ -27,30 +27,14 @@ export function startNamespaceScopedCatalog(options: {
     // A listing is rewritten here, so it is asked for uncompressed.
     forward({
       headers: { 'accept-encoding': 'identity' },
-      answer: (answer) => {
-        if (answer.statusCode !== 200) {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-          return;
-        }
-        const chunks: Buffer[] = [];
-        answer.on('data', (c: Buffer) => chunks.push(c));
-        answer.on('end', () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-            namespaces: string[][];
-          };
-          const text = JSON.stringify({
+      answer: (answer) =>
+        answerChanged(answer, res, (text) => {
+          const body = JSON.parse(text) as { namespaces: string[][] };
+          return JSON.stringify({
             ...body,
             namespaces: body.namespaces.filter((ns) => ns[0] === options.namespace),
           });
-          res
-            .writeHead(200, {
-              'content-type': 'application/json',
-              'content-length': Buffer.byteLength(text),
-            })
-            .end(text);
-        });
-      },
+        }),
     });
   });
 }

@@ -5,7 +5,7 @@ import { restCatalogOptions } from './catalog-definition.ts';
 const secrets: Record<string, string> = { TOKEN: 't0k', SECRET: 's3cr3t' };
 const resolve = (ref: SecretRef) => ('env' in ref ? secrets[ref.env]! : 'from-file');
 
-const remote = { timeoutMs: 5_000, localFiles: false };
+const remote = { timeoutMs: 5_000, localFiles: false, answerPropertyProblem: () => undefined };
 
 describe('restCatalogOptions', () => {
   it('reads file: locations only when told the catalog is local (issue 16)', () => {

@@ -13,6 +13,12 @@ export interface CatalogClientSettings {
   readonly maxResponseBytes?: number;
   /** `RestCatalogOptions.compressedResponses`; default true. */
   readonly compressedResponses?: boolean;
+  /**
+   * `RestCatalogOptions.answerPropertyProblem`: the check of the values the catalog's answers
+   * carry (`s3.endpoint` …), the same the definition's properties passed. Required: a service's
+   * storage reads must not go where a registered property could not.
+   */
+  readonly answerPropertyProblem: (value: string) => string | undefined;
 }
 
 /**
@@ -33,6 +39,7 @@ export function restCatalogOptions(
     auth: clientAuth(catalog.auth, resolveSecret),
     timeoutMs: settings.timeoutMs,
     localFiles: settings.localFiles,
+    answerPropertyProblem: settings.answerPropertyProblem,
     ...(settings.maxResponseBytes === undefined
       ? {}
       : { maxResponseBytes: settings.maxResponseBytes }),

@@ -41,6 +41,15 @@ export interface RestCatalogOptions {
    * margin, default credentials (ADR 0019). Closed by `close()`.
    */
   readonly s3?: S3ClientPoolOptions;
+  /**
+   * Why a property value the catalog answers with may not be used (an `s3.endpoint` on a cloud
+   * metadata address, …); undefined when it may. Applied to every value of `GET /v1/config`'s
+   * `defaults` and `overrides`, of a loaded table's `config` and of its vended credentials'
+   * `config` as each answer arrives, so no storage client is built from a refused one: the
+   * call fails `bad-response`, naming the property and the answer. Default: none (every value
+   * is used); the services pass the catalog access policy's `propertyValueProblem`.
+   */
+  readonly answerPropertyProblem?: (value: string) => string | undefined;
   /** Builds the FileIO of a loaded table. Default: `TableFileIO` (file: and s3:). */
   readonly fileIO?: (
     properties: Readonly<Record<string, string>>,

@@ -23,6 +23,8 @@ interface Recorded {
   headers: IncomingMessage['headers'];
 }
 
+type AnswerPart = 'defaults' | 'overrides' | 'table' | 'credential' | 'refreshed';
+
 /** A catalog that pages everything (one namespace, two tables per page) and misbehaves on demand. */
 class FakeCatalog {
   server!: Server;
@@ -35,6 +37,8 @@ class FakeCatalog {
   separator = '\u001f';
   tokens = 0;
   revoked = new Set<string>();
+  /** Properties added to an answer: the config's, the table's, a vended credential's. */
+  extra: Partial<Record<AnswerPart, Record<string, string>>> = {};
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -51,6 +55,7 @@ class FakeCatalog {
     this.separator = '\u001f';
     this.tokens = 0;
     this.revoked.clear();
+    this.extra = {};
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -108,8 +113,8 @@ class FakeCatalog {
           ? {}
           : { 'namespace-separator': encodeURIComponent(this.separator) };
       return json(200, {
-        defaults: { a: 'd', b: 'd' },
-        overrides: { c: 'o', prefix: 'wh1', ...separator },
+        defaults: { a: 'd', b: 'd', ...this.extra.defaults },
+        overrides: { c: 'o', prefix: 'wh1', ...separator, ...this.extra.overrides },
       });
     }
     let m = /^\/v1\/wh1\/namespaces$/.exec(url.pathname);
@@ -136,7 +141,11 @@ class FakeCatalog {
         'storage-credentials': [
           {
             prefix: `s3://bucket/wh/${decodeURIComponent(m[2]!)}/`,
-            config: { 's3.access-key-id': 'fresh', 's3.session-token-expires-at-ms': '99' },
+            config: {
+              's3.access-key-id': 'fresh',
+              's3.session-token-expires-at-ms': '99',
+              ...this.extra.refreshed,
+            },
           },
         ],
       });
@@ -158,9 +167,9 @@ class FakeCatalog {
       res.writeHead(200, { 'content-type': 'application/json', etag: '"v7"' });
       res.end(
         `{"metadata-location":"s3://bucket/wh/${name}/metadata/v7.metadata.json","metadata":${METADATA},` +
-          `"config":{"s3.endpoint":"http://127.0.0.1:1"},` +
+          `"config":${JSON.stringify({ 's3.endpoint': 'http://127.0.0.1:1', ...this.extra.table })},` +
           `"storage-credentials":[{"prefix":"s3://bucket/","config":{"s3.access-key-id":"wide"}},` +
-          `{"prefix":"s3://bucket/wh/","config":{"s3.access-key-id":"narrow"}}]}`,
+          `{"prefix":"s3://bucket/wh/","config":${JSON.stringify({ 's3.access-key-id': 'narrow', ...this.extra.credential })}}]}`,
       );
       return;
     }
@@ -434,6 +443,49 @@ describe('RestCatalog', () => {
       redirecting.close();
       target.close();
     }
+  });
+
+  describe('refuses a property value the check refuses in any answer, before a storage client exists', () => {
+    // Stands in for the catalog access policy (`propertyValueProblem` of @icepack/runtime).
+    const answerPropertyProblem = (value: string): string | undefined =>
+      URL.canParse(value) && new URL(value).hostname === '169.254.169.254'
+        ? '169.254.169.254 is a link-local address'
+        : undefined;
+    const id = { catalog: 'lake', namespace: ['a', 'x', 'deep'], name: 't2' };
+    // Credentials in the URL: the message must not repeat them.
+    const metadata = 'http://AKIAEXAMPLE:hunter2@169.254.169.254/latest/';
+
+    it.each<[AnswerPart, string, string]>([
+      ['defaults', 'config defaults', 'getConfig'],
+      ['overrides', 'config overrides', 'getConfig'],
+      ['table', 'table config', 'loadTable'],
+      ['credential', 'storage credential for s3://bucket/wh/', 'loadTable'],
+    ])('s3.endpoint in the %s', async (part, answer, call) => {
+      fake.extra = { [part]: { 's3.endpoint': metadata } };
+      const error = await rejection(catalog({ answerPropertyProblem }).loadTable(id));
+      expect(error).toMatchObject({ kind: 'bad-response', retryable: false, context: { call } });
+      expect(error.message).toContain(
+        `the catalog's ${answer} set s3.endpoint to an address that may not be called: 169.254.169.254 is a link-local address`,
+      );
+      expect(error.message).not.toMatch(/AKIAEXAMPLE|hunter2/);
+      // The same answer is used as it comes without the check (the library's default).
+      expect((await catalog().loadTable(id)).status).toBe('loaded');
+    });
+
+    it('in the credentials fetched again for a prefix', async () => {
+      fake.extra = { refreshed: { 's3.signer.uri': metadata } };
+      const error = await rejection(catalog({ answerPropertyProblem }).loadCredentials(id));
+      expect(error.message).toContain(
+        "the catalog's storage credential for s3://bucket/wh/t2/ set s3.signer.uri to an address that may not be called",
+      );
+    });
+
+    it('loads a table whose answers pass the check', async () => {
+      const outcome = await catalog({ answerPropertyProblem }).loadTable(id);
+      expect(outcome.status === 'loaded' && outcome.table.config['s3.endpoint']).toBe(
+        'http://127.0.0.1:1',
+      );
+    });
   });
 
   it('a hung catalog is a timeout error', async () => {

@@ -97,10 +97,12 @@ export class RestCatalog {
     id: TableId,
   ) => FileIO;
   readonly #s3: S3ClientPool;
+  readonly #answerPropertyProblem: ((value: string) => string | undefined) | undefined;
   #config: Promise<CatalogConfig> | undefined;
 
   constructor(options: RestCatalogOptions) {
     this.options = resolveRestCatalogOptions(options);
+    this.#answerPropertyProblem = options.answerPropertyProblem;
     const { auth, uri, timeoutMs, maxResponseBytes, properties } = this.options;
     if (auth.type === 'oauth2') {
       this.#tokens = new OAuth2TokenSource({
@@ -185,7 +187,15 @@ export class RestCatalog {
       if (typeof c.prefix !== 'string') {
         throw badResponse('loadCredentials', 'a storage credential has no prefix');
       }
-      return { prefix: c.prefix, config: stringMap(c.config, 'config', 'loadCredentials') };
+      const credential = {
+        prefix: c.prefix,
+        config: stringMap(c.config, 'config', 'loadCredentials'),
+      };
+      this.#checkAnswer(credential.config, `storage credential for ${credential.prefix}`, {
+        call: 'loadCredentials',
+        table: id,
+      });
+      return credential;
     });
   }
 
@@ -215,6 +225,8 @@ export class RestCatalog {
     );
     const defaults = stringMap(body.defaults, 'defaults');
     const overrides = stringMap(body.overrides, 'overrides');
+    this.#checkAnswer(defaults, 'config defaults', { call: 'getConfig' });
+    this.#checkAnswer(overrides, 'config overrides', { call: 'getConfig' });
     const properties = { ...defaults, ...this.options.properties, ...overrides };
     const endpoints = Array.isArray(body.endpoints)
       ? body.endpoints.filter((e): e is string => typeof e === 'string')
@@ -352,8 +364,16 @@ export class RestCatalog {
         table: id,
       });
     }
-    const tableConfig = { ...config.properties, ...result.config };
+    // Before the table's FileIO exists: a refused endpoint is never called.
+    this.#checkAnswer(result.config ?? {}, 'table config', { call: 'loadTable', table: id });
     const credentials = result['storage-credentials'] ?? [];
+    for (const credential of credentials) {
+      this.#checkAnswer(credential.config, `storage credential for ${credential.prefix}`, {
+        call: 'loadTable',
+        table: id,
+      });
+    }
+    const tableConfig = { ...config.properties, ...result.config };
     const etag = response.headers.get('etag') ?? undefined;
     const table: LoadedTable = {
       id,
@@ -364,6 +384,30 @@ export class RestCatalog {
       ...(etag === undefined ? {} : { etag }),
     };
     return { status: 'loaded', table, result };
+  }
+
+  /**
+   * Refuses an answer carrying a property value `answerPropertyProblem` refuses (an
+   * `s3.endpoint` on a metadata address): a `bad-response` error naming the property and the
+   * answer, never the value (a URL may hold credentials).
+   */
+  #checkAnswer(
+    properties: Readonly<Record<string, string>>,
+    answer: string,
+    context: { readonly call: string; readonly table?: TableId },
+  ): void {
+    const check = this.#answerPropertyProblem;
+    if (check === undefined) return;
+    for (const [key, value] of Object.entries(properties)) {
+      const problem = check(value);
+      if (problem !== undefined) {
+        throw new IcebergError(
+          IcebergErrorKind.badResponse,
+          `the catalog's ${answer} set ${key} to an address that may not be called: ${problem}`,
+          context,
+        );
+      }
+    }
   }
 
   async #allPages<T>(fetchPage: (pageToken: string) => Promise<Page<T>>): Promise<T[]> {

@@ -5,6 +5,7 @@ import {
   catalogAccessProblems,
   defaultCatalogAccessPolicy,
   hostProblem,
+  propertyValueProblem,
   secretRefProblem,
 } from './catalog-access-policy.ts';
 
@@ -69,6 +70,26 @@ describe('addressProblem / hostProblem', () => {
     expect(hostProblem(new URL('http://[::ffff:100.100.100.200]/').hostname)).toMatch(/metadata/);
     expect(hostProblem('::ffff:a9fe:a9fe')).toMatch(/link-local/);
     expect(hostProblem('::ffff:7f00:1')).toBeUndefined();
+  });
+});
+
+describe('propertyValueProblem', () => {
+  it('refuses an http(s) URL on a link-local or metadata address, naming the host only', () => {
+    // A catalog's answers (`s3.endpoint` in its config or a table's) pass the same rule.
+    expect(propertyValueProblem(' http://[::ffff:a9fe:a9fe]/', policy)).toMatch(/link-local/);
+    expect(propertyValueProblem('http://instance-data/latest/', policy)).toMatch(/metadata host/);
+    const withCredentials = propertyValueProblem('http://AKIA:hunter2@169.254.169.254/', policy);
+    expect(withCredentials).toMatch(/^169\.254\.169\.254 is a link-local address/);
+    expect(withCredentials).not.toMatch(/AKIA|hunter2/);
+  });
+
+  it('passes other values, and every value when link-local addresses are allowed', () => {
+    expect(propertyValueProblem('https://s3.eu-west-1.amazonaws.com', policy)).toBeUndefined();
+    expect(propertyValueProblem('http://127.0.0.1:9000', policy)).toBeUndefined();
+    expect(propertyValueProblem('eu-west-1', policy)).toBeUndefined();
+    expect(
+      propertyValueProblem('http://169.254.169.254', { ...policy, allowLinkLocal: true }),
+    ).toBeUndefined();
   });
 });
 

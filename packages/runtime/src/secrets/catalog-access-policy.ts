@@ -147,6 +147,21 @@ function uriProblem(uri: string): string | undefined {
 }
 
 /**
+ * Why a catalog property's value may not be used: an http(s) URL (`s3.endpoint`,
+ * `s3.signer.uri`, `oauth2-server-uri`, …) on a link-local or metadata address, unless the
+ * policy allows them; undefined when it may. One rule for the properties a catalog is
+ * registered with and for those its answers carry (`GET /v1/config`, a table's `config`,
+ * vended credentials), which the services' storage reads take (`answerPropertyProblem` of
+ * `@icepack/iceberg`'s `RestCatalogOptions`). Names the host, never the whole value.
+ */
+export function propertyValueProblem(
+  value: string,
+  policy: CatalogAccessPolicy,
+): string | undefined {
+  return policy.allowLinkLocal ? undefined : uriProblem(value.trim());
+}
+
+/**
  * Every part of a catalog definition the policy refuses: secret references from outside
  * the allowed sources, catalog and token-endpoint URIs on link-local or metadata addresses —
  * also as properties, which the Spark job's catalog conf takes last (`oauth2-server-uri`,
@@ -167,19 +182,17 @@ export function catalogAccessProblems(
     const message = secretRefProblem(ref, policy);
     if (message !== undefined) problems.push({ path, message });
   }
-  if (!policy.allowLinkLocal) {
-    const uris: [string, string | undefined][] = [
-      ['uri', catalog.uri],
-      ['auth.serverUri', catalog.auth.type === 'oauth2' ? catalog.auth.serverUri : undefined],
-      ...Object.entries(catalog.properties).map(([key, value]): [string, string] => [
-        `properties.${key}`,
-        value.trim(),
-      ]),
-    ];
-    for (const [path, uri] of uris) {
-      const message = uri === undefined ? undefined : uriProblem(uri);
-      if (message !== undefined) problems.push({ path, message });
-    }
+  const uris: [string, string | undefined][] = [
+    ['uri', catalog.uri],
+    ['auth.serverUri', catalog.auth.type === 'oauth2' ? catalog.auth.serverUri : undefined],
+    ...Object.entries(catalog.properties).map(([key, value]): [string, string] => [
+      `properties.${key}`,
+      value,
+    ]),
+  ];
+  for (const [path, uri] of uris) {
+    const message = uri === undefined ? undefined : propertyValueProblem(uri, policy);
+    if (message !== undefined) problems.push({ path, message });
   }
   return problems;
 }

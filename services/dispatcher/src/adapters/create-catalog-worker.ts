@@ -3,6 +3,7 @@ import { RestCatalog, restCatalogOptions } from '@icepack/iceberg';
 import {
   catalogAccessProblems,
   isLocalCatalog,
+  propertyValueProblem,
   SecretResolutionError,
   secretResolver,
 } from '@icepack/runtime';
@@ -83,8 +84,9 @@ export interface FiguresAccess {
 /**
  * The REST client the worker reads its before/after figures with: the catalog's URI,
  * warehouse, properties and auth (bearer or OAuth2, secrets resolved here) exactly as the
- * scanner builds it (`restCatalogOptions`), after the same access check. `file:` locations
- * are read only for catalogs configured as local (docs/security.md).
+ * scanner builds it (`restCatalogOptions`), after the same access check, which the storage
+ * properties of the catalog's answers pass too. `file:` locations are read only for catalogs
+ * configured as local (docs/security.md).
  */
 export function figuresCatalog(catalog: Catalog, access: FiguresAccess): RestCatalog {
   const refused = catalogAccessProblems(catalog, access.policy);
@@ -100,6 +102,7 @@ export function figuresCatalog(catalog: Catalog, access: FiguresAccess): RestCat
       {
         timeoutMs: access.timeoutMs ?? 30_000,
         localFiles: isLocalCatalog(catalog.name, access.localCatalogs),
+        answerPropertyProblem: (value) => propertyValueProblem(value, access.policy),
       },
     ),
   );

@@ -1,5 +1,10 @@
 import { RestCatalog, restCatalogOptions } from '@icepack/iceberg';
-import { catalogAccessProblems, isLocalCatalog, SecretResolutionError } from '@icepack/runtime';
+import {
+  catalogAccessProblems,
+  isLocalCatalog,
+  propertyValueProblem,
+  SecretResolutionError,
+} from '@icepack/runtime';
 import type { CatalogAccessPolicy, SecretResolver } from '@icepack/runtime';
 import type { Catalog } from '@icepack/types';
 
@@ -53,6 +58,8 @@ export class CatalogClients {
         localFiles: isLocalCatalog(catalog.name, this.#localCatalogs),
         maxResponseBytes: this.#maxResponseBytes,
         compressedResponses: this.#compressedResponses,
+        // The answers' storage endpoints pass the rule the definition's properties passed.
+        answerPropertyProblem: (value) => propertyValueProblem(value, this.#policy),
       }),
     );
     // The old client's S3 connections close once its reads under way have ended.
