@@ -47,6 +47,12 @@ describe('addressProblem / hostProblem', () => {
     ['::ffff:169.254.169.254', /link-local/],
     ['metadata.google.internal', /metadata host/],
     ['METADATA.GOOGLE.INTERNAL.', /metadata host/],
+    // The rest of the names docs/security.md lists.
+    ['metadata.goog', /metadata host/],
+    ['metadata', /metadata host/],
+    ['instance-data', /metadata host/],
+    ['Instance-Data.EC2.Internal.', /metadata host/],
+    ['metadata.azure.internal', /metadata host/],
     ['127.0.0.1', undefined],
     ['10.0.0.1', undefined],
     ['fec0::1', undefined],
