@@ -2,16 +2,10 @@
 // that every line can be overridden by exporting the variable before ./dev. services.sh
 // sources it with `set -a`, so a plain `NAME=value` line would overwrite the exported value.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LOCAL_ENV_FILE as envFile, localEnvNames } from './local-env.ts';
 
-const envFile = resolve(import.meta.dirname, '../../../deploy/local/icepack.env');
-
-const names = readFileSync(envFile, 'utf8')
-  .split('\n')
-  .map((line) => /^([A-Z][A-Z0-9_]*)=/.exec(line)?.[1])
-  .filter((name): name is string => name !== undefined);
+const names = localEnvNames();
 
 describe('deploy/local/icepack.env', () => {
   it('sets some variables', () => {
