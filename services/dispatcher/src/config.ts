@@ -3,6 +3,7 @@ import {
   catalogAccessConfig,
   duration,
   flag,
+  localCatalogsConfig,
   sparkSettingsConfig,
 } from '@icepack/runtime';
 import { Topics } from '@icepack/types';
@@ -22,8 +23,10 @@ const csv = z.string().transform((text) =>
 /** Environment variables of the dispatcher; see README.md. */
 export const configSchema = baseConfigSchema('dispatcher').extend({
   ...sparkSettingsConfig,
-  // ICEPACK_LOCAL_CATALOGS and the secret sources of the figures read's catalog credentials.
+  // The figures read's catalog access (secret sources, link-local addresses) and the catalogs
+  // whose `file:` locations it may read (ICEPACK_LOCAL_CATALOGS).
   ...catalogAccessConfig,
+  ...localCatalogsConfig,
   /** Serve only these catalogs (comma-separated). Default: every bound catalog. */
   ICEPACK_DISPATCHER_CATALOGS: csv.optional(),
   /** Run directories of the local runner (markers, pids, results); must survive restarts. */

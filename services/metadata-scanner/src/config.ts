@@ -1,4 +1,10 @@
-import { baseConfigSchema, catalogAccessConfig, duration, flag } from '@icepack/runtime';
+import {
+  baseConfigSchema,
+  catalogAccessConfig,
+  duration,
+  flag,
+  localCatalogsConfig,
+} from '@icepack/runtime';
 import { Topics } from '@icepack/types';
 import { z } from 'zod';
 
@@ -7,6 +13,7 @@ const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default
 /** Environment variables of the metadata-scanner; see README.md. */
 export const configSchema = baseConfigSchema('metadata-scanner').extend({
   ...catalogAccessConfig,
+  ...localCatalogsConfig,
   /**
    * Catalogs and bindings to start with, until (or besides) the provisioner publishes them:
    * a path to a YAML or JSON file, or the JSON document itself (starts with `{`).

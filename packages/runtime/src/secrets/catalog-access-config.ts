@@ -18,9 +18,11 @@ export function isLocalCatalog(name: string, localCatalogs: readonly string[]): 
   return localCatalogs.includes('*') || localCatalogs.includes(name);
 }
 
-/** The variables of the services that call catalogs (provisioner, metadata-scanner). */
+/**
+ * The variables of the services that call catalogs (provisioner, metadata-scanner, dispatcher).
+ * The ones that read table files (metadata-scanner, dispatcher) add `localCatalogsConfig`.
+ */
 export const catalogAccessConfig = {
-  ...localCatalogsConfig,
   /** `{env}` secret references must start with this. */
   ICEPACK_SECRET_ENV_PREFIX: z
     .string()

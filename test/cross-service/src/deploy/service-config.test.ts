@@ -54,6 +54,13 @@ describe('each service accepts the configuration the chart gives it', () => {
         'registry.example.com/data/icepack',
       ]);
     }
+    // Only the services that read table files know local catalogs (the provisioner's probe
+    // reads none).
+    expect(
+      Object.entries(SCHEMAS)
+        .filter(([, schema]) => 'ICEPACK_LOCAL_CATALOGS' in schema.shape)
+        .map(([deployment]) => deployment),
+    ).toEqual(['icepack-metadata-scanner', 'icepack-dispatcher']);
     // Nothing is local unless asked: a catalog could otherwise name any path of the pod.
     for (const env of full.values()) expect(env.ICEPACK_LOCAL_CATALOGS).toBeUndefined();
     const local = deploymentEnvironments(renderChart('local'));
