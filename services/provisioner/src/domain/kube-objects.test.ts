@@ -29,6 +29,15 @@ const catalog = parseCatalog({
   properties: { 'io-impl': 'org.apache.iceberg.aws.s3.S3FileIO' },
 });
 
+function thrownBy(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('nothing was thrown');
+}
+
 describe('namespace objects', () => {
   it('namespace: Icepack labels, Pod Security restricted enforced, and the installation annotation', () => {
     expect(namespaceObject(group, 'prod')).toEqual({
@@ -75,6 +84,30 @@ describe('namespace objects', () => {
     expect(JSON.parse(data['catalog.json'])).toMatchObject({
       auth: { clientSecret: { secret: { name: 'lake-oauth', key: 'secret' } } },
     });
+  });
+
+  it('config map: refuses a line break in a spark-defaults.conf key or value, naming the key', () => {
+    // A value `…\nspark.driver.extraJavaOptions …` would add a line of its own to the file.
+    const lf = parseCatalog({
+      ...catalog,
+      properties: { 's3.endpoint': 'http://s3\nspark.driver.extraJavaOptions -Dx=1' },
+    });
+    const { message } = thrownBy(() => configMapObject(group, lf));
+    expect(message).toContain(
+      'spark-defaults.conf: the value of spark.sql.catalog.lake.s3.endpoint contains a line break',
+    );
+    expect(message).not.toContain('extraJavaOptions');
+    const cr = parseResourceGroup({
+      ...group,
+      spark: { ...group.spark, sparkConf: { 'spark.sql.shuffle.partitions': '64\r' } },
+    });
+    expect(() => configMapObject(cr, catalog)).toThrow(
+      'the value of spark.sql.shuffle.partitions contains a line break',
+    );
+    const key = parseCatalog({ ...catalog, properties: { 'a\rb': 'c' } });
+    expect(() => configMapObject(group, key)).toThrow(
+      'the key "spark.sql.catalog.lake.a\\rb" contains a line break',
+    );
   });
 
   it('RBAC: the driver may manage pods, services, config maps and volume claims in its namespace only', () => {

@@ -1,6 +1,6 @@
 import type { Catalog, ResourceGroup } from '@icepack/types';
 import { namespaceForGroup } from '@icepack/types';
-import { sparkDefaults } from './spark-defaults.ts';
+import { sparkDefaultsConf } from './spark-defaults.ts';
 
 /** Labels on every object the provisioner owns; the capacity check finds quotas by them. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -99,16 +99,17 @@ export function limitRangeObject(group: ResourceGroup) {
   };
 }
 
-/** Catalog and Spark/Hadoop configuration for the jobs: secret references only, never values. */
+/**
+ * Catalog and Spark/Hadoop configuration for the jobs: secret references only, never values.
+ * Throws `UnprocessableError` for a key or value with a line break (`sparkDefaultsConf`): the
+ * configMap step then fails with that message and writes nothing.
+ */
 export function configMapObject(group: ResourceGroup, catalog: Catalog) {
   return {
     metadata: meta(group, ObjectNames.configMap),
     data: {
       'catalog.json': JSON.stringify(catalog, null, 2),
-      'spark-defaults.conf': Object.entries(sparkDefaults(group, catalog))
-        .map(([key, value]) => `${key} ${value}`)
-        .join('\n')
-        .concat('\n'),
+      'spark-defaults.conf': sparkDefaultsConf(group, catalog),
     },
   };
 }
