@@ -124,3 +124,67 @@ describe('provisioner API: a catalog’s maintenance policy (issue 17)', () => {
     expect((await p.api('GET', `/v1/catalogs/${name}`)).body).toMatchObject({ policy });
   });
 });
+
+describe('provisioner API: what spark-defaults.conf cannot carry', () => {
+  it('refuses a line break in a catalog field, property or sparkConf entry with 400 naming the field; nothing stored', async () => {
+    const p = await startTestProvisioner({
+      infra,
+      cluster: new LocalCluster({ allocatable: { cpuMillis: 4000, memoryBytes: 16 * 2 ** 30 } }),
+    });
+    cleanups.push(() => p.stop());
+    const name = `conf-${randomUUID().slice(0, 8)}`;
+    // A value `…\nspark.driver.extraJavaOptions …` would add a line of its own to the file.
+    const injected = '\nspark.driver.extraJavaOptions -javaagent:/x.jar';
+    const bad = await p.api('POST', '/v1/catalogs', {
+      name,
+      type: 'rest',
+      uri: infra.catalogUri,
+      warehouse: `s3://lake${injected}`,
+      properties: { 's3.endpoint': `http://s3${injected}`, 'a\rb': 'c' },
+    });
+    expect(bad.status, JSON.stringify(bad.body)).toBe(400);
+    expect((bad.body.fields ?? []).map((f) => f.path)).toEqual([
+      'warehouse',
+      'properties["s3.endpoint"]',
+      'properties["a\\rb"]',
+    ]);
+    expect(JSON.stringify(bad.body)).not.toContain('extraJavaOptions');
+    expect((await p.api('GET', `/v1/catalogs/${name}`)).status).toBe(404);
+
+    const good = { name, type: 'rest', uri: infra.catalogUri };
+    expect((await p.api('POST', '/v1/catalogs', good)).status).toBe(201);
+    cleanups.push(() => p.api('DELETE', `/v1/catalogs/${name}`));
+    const scope = await p.api('PUT', `/v1/catalogs/${name}`, {
+      ...good,
+      auth: {
+        type: 'oauth2',
+        clientSecret: { secret: { name: 'catalog', key: 'secret' } },
+        scope: `catalog\r${injected}`,
+      },
+    });
+    expect(scope.status, JSON.stringify(scope.body)).toBe(400);
+    expect((scope.body.fields ?? []).map((f) => f.path)).toEqual(['auth.scope']);
+    expect((await p.api('GET', `/v1/catalogs/${name}`)).body).toMatchObject({
+      auth: { type: 'none' },
+    });
+
+    const group = await p.api('POST', '/v1/resource-groups', {
+      name,
+      catalog: name,
+      cpu: '2',
+      memory: '4Gi',
+      slots: 1,
+      spark: {
+        driverMemory: '1g',
+        executorCores: 1,
+        executorMemory: '1g',
+        sparkConf: { 'spark.sql.shuffle.partitions': `8${injected}` },
+      },
+    });
+    expect(group.status, JSON.stringify(group.body)).toBe(400);
+    expect((group.body.fields ?? []).map((f) => f.path)).toEqual([
+      'spark.sparkConf["spark.sql.shuffle.partitions"]',
+    ]);
+    expect((await p.api('GET', `/v1/resource-groups/${name}`)).status).toBe(404);
+  });
+});

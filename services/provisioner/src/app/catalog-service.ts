@@ -10,6 +10,7 @@ import { DeleteCatalogOutcome } from '../adapters/redis-store.ts';
 import type { CatalogRecord, CatalogView } from '../domain/catalog-record.ts';
 import { catalogView } from '../domain/catalog-record.ts';
 import { ConflictError, NotFoundError } from '../domain/errors.ts';
+import { catalogSparkDefaultsProblems } from '../domain/spark-defaults.ts';
 import type { Clock } from './clock.ts';
 
 export interface CatalogServiceDeps {
@@ -116,14 +117,16 @@ export class CatalogService {
   }
 
   /**
-   * Validates the body, then refuses what the access policy does not allow and a maintenance
-   * policy with an unknown key or an unreadable value (400 naming the field).
+   * Validates the body, then refuses what the access policy does not allow, a maintenance
+   * policy with an unknown key or an unreadable value, and what the group's
+   * `spark-defaults.conf` could not carry (400 naming the field).
    */
   #parse(body: unknown): Catalog {
     const catalog = parseCatalog(body);
     const problems = [
       ...catalogAccessProblems(catalog, this.#deps.access),
       ...catalogPolicyIssues(catalog.policy),
+      ...catalogSparkDefaultsProblems(catalog),
     ];
     if (problems.length > 0) {
       throw new ValidationError(

@@ -29,6 +29,7 @@ import {
   withStep,
 } from '../domain/group-record.ts';
 import { ForeignNamespaceError } from '../domain/ownership.ts';
+import { groupSparkDefaultsProblems } from '../domain/spark-defaults.ts';
 import type { Clock } from './clock.ts';
 import { KeyedMutex } from './keyed-mutex.ts';
 
@@ -140,13 +141,16 @@ export class GroupService {
     return groupView((await this.#locks.run(group.name, () => this.#pass(group.name))) ?? record);
   }
 
-  /** Validates the body, then refuses Spark settings the policy does not allow (400 naming the field). */
+  /**
+   * Validates the body, then refuses Spark settings the policy does not allow and a sparkConf
+   * entry `spark-defaults.conf` could not carry (400 naming the field).
+   */
   #parse(body: unknown): ResourceGroup {
     const group = parseResourceGroup(body);
-    const problems = sparkSettingsProblems(
-      group.spark,
-      this.#deps.sparkPolicy ?? defaultSparkSettingsPolicy,
-    );
+    const problems = [
+      ...sparkSettingsProblems(group.spark, this.#deps.sparkPolicy ?? defaultSparkSettingsPolicy),
+      ...groupSparkDefaultsProblems(group),
+    ];
     if (problems.length > 0) {
       throw new ValidationError(
         'resource group',
