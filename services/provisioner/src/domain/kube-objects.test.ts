@@ -86,6 +86,40 @@ describe('namespace objects', () => {
     });
   });
 
+  it('config map: escapes spark-defaults.conf keys and values as Properties.store, so Spark reads them back', () => {
+    // Spark reads the file with java.util.Properties.load: a trailing `\` would join the next
+    // line, `\` starts an escape, a key ends at `=`, `:` or a space, `#` starts a comment, and
+    // a value's leading space, `=` or `:` is taken for the separator.
+    const tricky = parseCatalog({
+      ...catalog,
+      properties: {
+        trailing: 'C:\\dir\\',
+        backslash: 'a\\b',
+        'k=1:2 x': 'v',
+        '#c!': 'v',
+        lead: ' x',
+        equals: '=x',
+        colon: ':x',
+        tab: 'a\tb',
+        url: 'http://s3:9000/?a=b#f',
+      },
+    });
+    const lines = configMapObject(group, tricky).data['spark-defaults.conf'].split('\n');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'spark.sql.catalog.lake.trailing C:\\\\dir\\\\',
+        'spark.sql.catalog.lake.backslash a\\\\b',
+        'spark.sql.catalog.lake.k\\=1\\:2\\ x v',
+        'spark.sql.catalog.lake.\\#c\\! v',
+        'spark.sql.catalog.lake.lead \\ x',
+        'spark.sql.catalog.lake.equals \\=x',
+        'spark.sql.catalog.lake.colon \\:x',
+        'spark.sql.catalog.lake.tab a\\tb',
+        'spark.sql.catalog.lake.url http://s3:9000/?a=b#f',
+      ]),
+    );
+  });
+
   it('config map: refuses a line break in a spark-defaults.conf key or value, naming the key', () => {
     // A value `…\nspark.driver.extraJavaOptions …` would add a line of its own to the file.
     const lf = parseCatalog({

@@ -75,9 +75,33 @@ export function groupSparkDefaultsProblems(group: ResourceGroup): SparkDefaultsP
 }
 
 /**
- * The text of `spark-defaults.conf`: one `key value` line per entry. A key or value with a CR
- * or LF is refused ({@link fitsSparkDefaults}), naming the key (not the value, which a reader
- * of the group's status need not see).
+ * A key or value as `Properties.load` reads it back, escaped as `java.util.Properties.store`
+ * escapes: `\` → `\\` everywhere (else a trailing `\` joins the next line and `\t`, `\u…`
+ * are escapes); tab and form feed → `\t`, `\f`; in a key also `=`, `:`, `#`, `!` and space →
+ * `\=`, `\:`, `\#`, `\!`, `\ ` (a key ends at the first unescaped `=`, `:` or whitespace, and
+ * a line starting with `#` or `!` is a comment); in a value a leading space, `=` or `:` →
+ * `\ `, `\=`, `\:` (`load` skips the separator — whitespace, then one `=` or `:` — and the
+ * whitespace after it). Unlike `store`, a value's later `=`, `:`, `#`, `!` stay as they are:
+ * `load` reads them literally, and URIs stay readable. Spark loads the file with
+ * `Properties.load` over a UTF-8 reader (`Utils.getPropertiesFromFile`), so non-ASCII text is
+ * written as is (no `\uXXXX`, as `store(Writer)`); it then trims each value's leading and
+ * trailing whitespace itself, escaped or not. CR and LF never get here: {@link fitsSparkDefaults}.
+ */
+function escapedForProperties(text: string, key: boolean): string {
+  return text.replace(/[\\\t\f=:#! ]/g, (char, offset: number) => {
+    if (char === '\t') return '\\t';
+    if (char === '\f') return '\\f';
+    if (char === '\\') return '\\\\';
+    if (key || (offset === 0 && (char === ' ' || char === '=' || char === ':'))) return `\\${char}`;
+    return char;
+  });
+}
+
+/**
+ * The text of `spark-defaults.conf`: one `key value` line per entry, each escaped as
+ * `Properties.store` would ({@link escapedForProperties}). A key or value with a CR or LF is
+ * refused ({@link fitsSparkDefaults}), naming the key (not the value, which a reader of the
+ * group's status need not see).
  */
 export function sparkDefaultsConf(group: ResourceGroup, catalog: Catalog): string {
   const lines = Object.entries(sparkDefaults(group, catalog)).map(([key, value]) => {
@@ -91,7 +115,7 @@ export function sparkDefaultsConf(group: ResourceGroup, catalog: Catalog): strin
         `spark-defaults.conf: the value of ${key} contains a line break (CR or LF); change it in catalog ${catalog.name} or resource group ${group.name}`,
       );
     }
-    return `${key} ${value}`;
+    return `${escapedForProperties(key, true)} ${escapedForProperties(value, false)}`;
   });
   return `${lines.join('\n')}\n`;
 }
