@@ -142,7 +142,8 @@ return -2
  * KEYS: none (each job's keys are built from its queue's key prefix, as `Queue.keys` names them).
  * ARGV[1] the number of jobs, then per job: the queue key prefix (`icepack:<queue>:`), the
  * created index key, the task's `createdAt` (ms), the job id, BullMQ's packed arguments (the id
- * among them), the job data, the packed options. Answers each job's id (BullMQ's answer; a duplicate answers its id too).
+ * among them), the job data, the packed options. Answers each job's id (BullMQ's answer; a
+ * duplicate answers its id too).
  */
 export const ADD_PRIORITIZED_JOBS = new RedisScript(`
 local function addPrioritizedJob(KEYS, ARGV)
