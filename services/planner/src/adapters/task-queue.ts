@@ -156,6 +156,11 @@ const INDEX_GRACE_MS = 60_000;
 // over several measurements rather than in one long script).
 const INDEX_BUDGET = 1_000;
 
+/** The created index of the queue whose key prefix is `base` (see `TaskQueue.#createdIndex`). */
+function createdIndexOf(base: string): string {
+  return `${base}icepack:created`;
+}
+
 // BullMQ's packer, with its options: what its add script unpacks.
 const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
@@ -219,7 +224,7 @@ export class TaskQueue {
    * name keeps it apart from job ids, which have none.
    */
   #createdIndex(catalog: string): string {
-    return `${this.#base(catalog)}icepack:created`;
+    return createdIndexOf(this.#base(catalog));
   }
 
   /**
@@ -282,7 +287,7 @@ export class TaskQueue {
       const base = this.#base(task.table.catalog);
       args.push(
         base,
-        this.#createdIndex(task.table.catalog),
+        createdIndexOf(base),
         String(Date.parse(task.createdAt)),
         task.id,
         // `Job.create`'s arguments for a job without parent, repeat or deduplication.
